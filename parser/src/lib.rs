@@ -1,0 +1,1 @@
+//! Annotation parser (work in progress).

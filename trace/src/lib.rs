@@ -1,0 +1,1 @@
+//! Trace reader (work in progress).

@@ -1,0 +1,1 @@
+//! Weaver (work in progress).
