@@ -1,0 +1,76 @@
+//===- WeavePass.cpp - LLVM plugin entry for the perfflow weaver ---------===//
+//
+// The only C++ in perfflow. It translates between LLVM's C++ plugin interface
+// and the weaver written in Rust (weaver/src), and decides nothing itself:
+//
+//   1. registers the module pass `perfflow-weave` at the PipelineStart
+//      extension point (every -O level, before inlining, before LTO pre-link)
+//      and under that pipeline name for `opt -passes=perfflow-weave`;
+//   2. runs it by handing the module to perfflow_weave_module() in Rust;
+//   3. turns the Rust outcome into PreservedAnalyses, or into an LLVM error
+//      diagnostic that fails the compilation.
+//
+// The plugin entry point itself, llvmGetPassPluginInfo, is defined in Rust and
+// forwards to perfflow_plugin_info() below: a C++ definition inside the static
+// archive would not be exported from the Rust cdylib.
+//
+//===----------------------------------------------------------------------===//
+
+#include "llvm-c/Types.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+
+// Outcome of weaving one module; mirrors `WeaveOutcome` in weaver/src/ffi.rs.
+enum PerfflowWeaveOutcome : int {
+  PERFFLOW_WEAVE_UNCHANGED = 0,
+  PERFFLOW_WEAVE_CHANGED = 1,
+  PERFFLOW_WEAVE_REJECTED = 2, // strict mode found malformed annotations
+  PERFFLOW_WEAVE_INTERNAL_ERROR = 3,
+};
+
+extern "C" PerfflowWeaveOutcome perfflow_weave_module(LLVMModuleRef module);
+
+namespace {
+
+struct PerfflowWeavePass : llvm::PassInfoMixin<PerfflowWeavePass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    switch (perfflow_weave_module(llvm::wrap(&M))) {
+    case PERFFLOW_WEAVE_CHANGED:
+      return llvm::PreservedAnalyses::none();
+    case PERFFLOW_WEAVE_REJECTED:
+      M.getContext().emitError(
+          "perfflow: malformed annotations (PERFFLOW_WEAVE_STRICT=1)");
+      return llvm::PreservedAnalyses::all();
+    case PERFFLOW_WEAVE_INTERNAL_ERROR:
+    case PERFFLOW_WEAVE_UNCHANGED:
+      break;
+    }
+    return llvm::PreservedAnalyses::all();
+  }
+  // Weave even functions marked optnone (every function at -O0).
+  static bool isRequired() { return true; }
+};
+
+void registerCallbacks(llvm::PassBuilder &PB) {
+  PB.registerPipelineStartEPCallback(
+      [](llvm::ModulePassManager &MPM, llvm::OptimizationLevel) {
+        MPM.addPass(PerfflowWeavePass());
+      });
+  PB.registerPipelineParsingCallback(
+      [](llvm::StringRef Name, llvm::ModulePassManager &MPM,
+         llvm::ArrayRef<llvm::PassBuilder::PipelineElement>) {
+        if (Name != "perfflow-weave")
+          return false;
+        MPM.addPass(PerfflowWeavePass());
+        return true;
+      });
+}
+
+} // namespace
+
+extern "C" llvm::PassPluginLibraryInfo perfflow_plugin_info() {
+  return {LLVM_PLUGIN_API_VERSION, "perfflow-weave", "0.1.0", registerCallbacks};
+}

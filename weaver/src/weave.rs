@@ -1,0 +1,502 @@
+//! The weaving pass. For a function annotated
+//! `@critical_path(pointcut='around')` it turns
+//!
+//! ```llvm
+//! define i32 @foo(i32 %n) {
+//! entry:
+//!   %r = call i32 @work(i32 %n)
+//!   ret i32 %r
+//! }
+//! ```
+//!
+//! into
+//!
+//! ```llvm
+//! define i32 @foo(i32 %n) "perfflow.woven" personality ptr @__gxx_personality_v0 {
+//! entry:
+//!   call void @perfflow_site_enter(ptr @__perfflow_site._Z3fooi)
+//!   %r = invoke i32 @work(i32 %n) to label %cont unwind label %perfflow.cleanup
+//! cont:
+//!   call void @perfflow_site_exit(ptr @__perfflow_site._Z3fooi)
+//!   ret i32 %r
+//! perfflow.cleanup:
+//!   %lp = landingpad { ptr, i32 } cleanup
+//!   call void @perfflow_site_exit(ptr @__perfflow_site._Z3fooi)
+//!   resume { ptr, i32 } %lp
+//! }
+//! ```
+//!
+//! Steps, per module:
+//!  1. read every annotation and parse the ones that are ours;
+//!  2. report malformed ones (`file:line: warning: perfflow: …`), and in strict
+//!     mode stop before anything changes;
+//!  3. for each function to weave: emit its site descriptor, then weave enter
+//!     advice at entry and exit advice on every way out — before each `ret`
+//!     (before a `musttail` call that precedes it), before each call that ends
+//!     the function without returning (`exit`, `abort`, any noreturn call
+//!     followed by `unreachable`), before each `resume`, and in a cleanup
+//!     landing pad that every call which may throw now unwinds through;
+//!  4. mark the function `"perfflow.woven"` so that weaving twice weaves once.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use inkwell::attributes::AttributeLoc;
+use inkwell::context::AsContextRef;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::module::Module;
+use inkwell::types::AsTypeRef;
+use inkwell::values::{AsValueRef, FunctionValue};
+use perfflow_parser::{parse_annotation, Annotation, Aspect};
+
+use crate::annotations::{function_annotations, FunctionAnnotation};
+use crate::diag::{Diagnostic, Severity};
+use crate::ir;
+use crate::site::{byte_ptr_type, display_name, emit_site, SiteInfo};
+
+/// Function attribute that marks a woven function.
+pub const WOVEN_ATTRIBUTE: &str = "perfflow.woven";
+pub const ENTER_ADVICE: &str = "perfflow_site_enter";
+pub const EXIT_ADVICE: &str = "perfflow_site_exit";
+
+/// Functions that end the process or thread without returning, even where a
+/// header forgot to say `noreturn`.
+const TERMINATING_FUNCTIONS: &[&str] = &[
+    "exit",
+    "_exit",
+    "_Exit",
+    "quick_exit",
+    "abort",
+    "pthread_exit",
+];
+
+/// Settings read from the compiler's environment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `PERFFLOW_WEAVE_STRICT=1`: a malformed annotation fails the compilation.
+    pub strict: bool,
+    /// `PERFFLOW_WEAVE_VERBOSE=1`: list every woven function on stderr.
+    pub verbose: bool,
+}
+
+impl Options {
+    pub fn from_env() -> Self {
+        let on = |name: &str| {
+            std::env::var(name)
+                .map(|v| {
+                    matches!(
+                        v.trim().to_ascii_lowercase().as_str(),
+                        "1" | "true" | "yes" | "on"
+                    )
+                })
+                .unwrap_or(false)
+        };
+        Options {
+            strict: on("PERFFLOW_WEAVE_STRICT"),
+            verbose: on("PERFFLOW_WEAVE_VERBOSE"),
+        }
+    }
+}
+
+/// What weaving a module did.
+#[derive(Debug, Default)]
+pub struct WeaveReport {
+    pub woven: Vec<SiteInfo>,
+    /// Malformed annotations, already reported on stderr.
+    pub malformed: usize,
+}
+
+#[derive(Debug)]
+pub enum WeaveError {
+    /// Strict mode and `count` malformed annotations: nothing was woven.
+    Rejected { count: usize },
+}
+
+impl fmt::Display for WeaveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WeaveError::Rejected { count } => {
+                write!(
+                    f,
+                    "{count} malformed perfflow annotation(s) with PERFFLOW_WEAVE_STRICT=1"
+                )
+            }
+        }
+    }
+}
+
+/// One function to weave and the aspect to weave into it.
+struct Plan {
+    function: LLVMValueRef,
+    info: SiteInfo,
+}
+
+/// Weaves every annotated function of `module`.
+pub fn weave_module(module: &Module, options: &Options) -> Result<WeaveReport, WeaveError> {
+    // Step 1: read and parse.
+    let mut by_function: Vec<(LLVMValueRef, Vec<FunctionAnnotation>)> = Vec::new();
+    let mut index: HashMap<LLVMValueRef, usize> = HashMap::new();
+    for annotation in function_annotations(module) {
+        let slot = *index.entry(annotation.function).or_insert_with(|| {
+            by_function.push((annotation.function, Vec::new()));
+            by_function.len() - 1
+        });
+        by_function[slot].1.push(annotation);
+    }
+
+    let mut plans = Vec::new();
+    let mut malformed = 0;
+    let severity = if options.strict {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    for (function, annotations) in &by_function {
+        let function = *function;
+        // SAFETY: `function` is a function of this module.
+        let is_declaration = unsafe { LLVMIsDeclaration(function) != 0 };
+        if is_declaration || ir::function_has_string_attribute(function, WOVEN_ATTRIBUTE) {
+            continue;
+        }
+        let symbol = ir::value_name(function);
+        let name = display_name(&symbol);
+        let mut chosen: Option<(Aspect, &FunctionAnnotation)> = None;
+        for annotation in annotations {
+            let report = |message: &str| {
+                eprintln!(
+                    "{}",
+                    Diagnostic {
+                        file: &annotation.file,
+                        line: annotation.line,
+                        severity,
+                        message,
+                        annotation: &annotation.text,
+                        function: &name,
+                    }
+                );
+            };
+            match parse_annotation(&annotation.text) {
+                Annotation::Foreign => {}
+                Annotation::Invalid(errors) => {
+                    malformed += 1;
+                    for error in &errors {
+                        report(&error.message);
+                    }
+                    // A function with a malformed annotation stays unwoven.
+                    chosen = None;
+                    break;
+                }
+                Annotation::Aspect(aspect) if chosen.is_none() => {
+                    chosen = Some((aspect, annotation))
+                }
+                Annotation::Aspect(_) => {
+                    eprintln!(
+                        "{}",
+                        Diagnostic {
+                            file: &annotation.file,
+                            line: annotation.line,
+                            severity: Severity::Warning,
+                            message:
+                                "more than one @critical_path annotation; the first one is used",
+                            annotation: &annotation.text,
+                            function: &name,
+                        }
+                    );
+                }
+            }
+        }
+        if let Some((aspect, annotation)) = chosen {
+            let line = subprogram_line(function).unwrap_or(annotation.line);
+            plans.push(Plan {
+                function,
+                info: SiteInfo {
+                    name,
+                    file: annotation.file.clone(),
+                    line,
+                    symbol,
+                    aspect,
+                },
+            });
+        }
+    }
+
+    // Step 2: strict mode rejects before changing anything.
+    if options.strict && malformed > 0 {
+        return Err(WeaveError::Rejected { count: malformed });
+    }
+
+    // Steps 3 and 4.
+    let mut report = WeaveReport {
+        woven: Vec::new(),
+        malformed,
+    };
+    if plans.is_empty() {
+        return Ok(report);
+    }
+    let advice = Advice::declare(module);
+    for plan in plans {
+        let site = emit_site(module, &plan.info)
+            .as_pointer_value()
+            .const_cast(byte_ptr_type(&module.get_context()));
+        weave_function(
+            module,
+            &advice,
+            plan.function,
+            site.as_value_ref(),
+            &plan.info.aspect,
+        );
+        if options.verbose {
+            eprintln!(
+                "perfflow: wove {} ({}) at {}:{}",
+                plan.info.name,
+                plan.info.aspect.pointcut.as_str(),
+                plan.info.file,
+                plan.info.line
+            );
+        }
+        report.woven.push(plan.info);
+    }
+    Ok(report)
+}
+
+/// The line of the function's definition from debug info, when there is any.
+fn subprogram_line(function: LLVMValueRef) -> Option<u32> {
+    use inkwell::llvm_sys::debuginfo::{LLVMDISubprogramGetLine, LLVMGetSubprogram};
+    // SAFETY: `function` is a function; the subprogram is checked for null.
+    unsafe {
+        let sp = LLVMGetSubprogram(function);
+        (!sp.is_null())
+            .then(|| LLVMDISubprogramGetLine(sp))
+            .filter(|line| *line > 0)
+    }
+}
+
+/// The runtime entry points woven code calls.
+struct Advice<'ctx> {
+    enter: FunctionValue<'ctx>,
+    exit: FunctionValue<'ctx>,
+}
+
+impl<'ctx> Advice<'ctx> {
+    fn declare(module: &Module<'ctx>) -> Self {
+        let context = module.get_context();
+        let ty = context
+            .void_type()
+            .fn_type(&[byte_ptr_type(&context).into()], false);
+        let nounwind = context.create_enum_attribute(ir::attribute_kind("nounwind"), 0);
+        let get = |name: &str| {
+            let f = module
+                .get_function(name)
+                .unwrap_or_else(|| module.add_function(name, ty, None));
+            f.add_attribute(AttributeLoc::Function, nounwind);
+            f
+        };
+        Advice {
+            enter: get(ENTER_ADVICE),
+            exit: get(EXIT_ADVICE),
+        }
+    }
+}
+
+/// Where exit advice goes in one function, found before anything changes.
+#[derive(Default)]
+struct Exits {
+    /// Instructions to put exit advice right before.
+    before: Vec<LLVMValueRef>,
+    /// Existing landing pads: made to run on every exception (cleanup).
+    landing_pads: Vec<LLVMValueRef>,
+    /// Calls that may throw out of the function: they become invokes.
+    throwing_calls: Vec<LLVMValueRef>,
+}
+
+fn find_exits(function: LLVMValueRef) -> Exits {
+    let mut exits = Exits::default();
+    let nounwind = ir::attribute_kind("nounwind");
+    let noreturn = ir::attribute_kind("noreturn");
+    let may_unwind = !ir::function_has_attribute(function, nounwind);
+    for block in ir::blocks(function) {
+        let splittable = ir::block_is_splittable(block);
+        let insts = ir::instructions(block);
+        for (i, &inst) in insts.iter().enumerate() {
+            match ir::opcode(inst) {
+                LLVMOpcode::LLVMRet => exits
+                    .before
+                    .push(musttail_before(&insts[..i]).unwrap_or(inst)),
+                LLVMOpcode::LLVMResume => exits.before.push(inst),
+                LLVMOpcode::LLVMLandingPad => exits.landing_pads.push(inst),
+                LLVMOpcode::LLVMCall => {
+                    if ir::is_inline_asm_call(inst) || ir::is_intrinsic_call(inst) {
+                        continue;
+                    }
+                    let ends_function = ir::called_function(inst).is_some_and(|f| {
+                        TERMINATING_FUNCTIONS.contains(&ir::value_name(f).as_str())
+                    }) || (ir::call_has_attribute(inst, noreturn)
+                        && insts
+                            .get(i + 1)
+                            .is_some_and(|n| ir::opcode(*n) == LLVMOpcode::LLVMUnreachable));
+                    let may_throw = may_unwind
+                        && !ir::call_has_attribute(inst, nounwind)
+                        && !ir::is_musttail(inst)
+                        && !ir::has_operand_bundles(inst)
+                        && splittable;
+                    if may_throw {
+                        // Unwinding (a throw, pthread_exit's forced unwind)
+                        // runs the exit advice in the cleanup pad.
+                        exits.throwing_calls.push(inst);
+                    } else if ends_function {
+                        exits.before.push(inst);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    exits
+}
+
+/// For `ret` preceded by a `musttail` call (possibly through a bitcast), the
+/// call: exit advice must go before it, as nothing may come between the two.
+fn musttail_before(preceding: &[LLVMValueRef]) -> Option<LLVMValueRef> {
+    let mut iter = preceding.iter().rev();
+    let mut last = *iter.next()?;
+    if ir::opcode(last) == LLVMOpcode::LLVMBitCast {
+        last = *iter.next()?;
+    }
+    (ir::opcode(last) == LLVMOpcode::LLVMCall && ir::is_musttail(last)).then_some(last)
+}
+
+fn weave_function(
+    module: &Module,
+    advice: &Advice,
+    function: LLVMValueRef,
+    site: LLVMValueRef,
+    aspect: &Aspect,
+) {
+    let context = module.get_context();
+    let raw_context = context.as_ctx_ref();
+    // Found before any advice is inserted, so advice is never mistaken for
+    // the program's own code.
+    let exits = if aspect.pointcut.has_exit() {
+        Some(find_exits(function))
+    } else {
+        None
+    };
+
+    // SAFETY: all values belong to `module`; the builder is disposed below.
+    unsafe {
+        let builder = LLVMCreateBuilderInContext(raw_context);
+        let call_advice = |target: FunctionValue, before: LLVMValueRef| {
+            LLVMPositionBuilderBefore(builder, before);
+            let mut args = [site];
+            let call = LLVMBuildCall2(
+                builder,
+                LLVMGlobalGetValueType(target.as_value_ref()),
+                target.as_value_ref(),
+                args.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
+            ir::copy_debug_loc(before, call);
+        };
+
+        if aspect.pointcut.has_enter() {
+            let entry = LLVMGetEntryBasicBlock(function);
+            let first = ir::instructions(entry)
+                .into_iter()
+                .find(|i| ir::opcode(*i) != LLVMOpcode::LLVMAlloca)
+                .expect("a basic block ends with a terminator");
+            call_advice(advice.enter, first);
+        }
+
+        if let Some(exits) = exits {
+            for &inst in &exits.before {
+                call_advice(advice.exit, inst);
+            }
+            for &pad in &exits.landing_pads {
+                LLVMSetCleanup(pad, 1);
+            }
+            if !exits.throwing_calls.is_empty() {
+                let cleanup = build_cleanup(module, builder, function, advice, site);
+                for &call in &exits.throwing_calls {
+                    ir::convert_call_to_invoke(raw_context, builder, call, cleanup);
+                }
+            }
+        }
+        LLVMDisposeBuilder(builder);
+    }
+
+    let attribute = context.create_string_attribute(WOVEN_ATTRIBUTE, "");
+    // SAFETY: `function` is a function of `module`.
+    let function = unsafe { FunctionValue::new(function) }.expect("annotated value is a function");
+    function.add_attribute(AttributeLoc::Function, attribute);
+}
+
+/// `perfflow.cleanup: landingpad cleanup; exit advice; resume`.
+///
+/// # Safety
+/// `function` is a definition in `module`; `builder` is a live builder.
+unsafe fn build_cleanup(
+    module: &Module,
+    builder: LLVMBuilderRef,
+    function: LLVMValueRef,
+    advice: &Advice,
+    site: LLVMValueRef,
+) -> LLVMBasicBlockRef {
+    let context = module.get_context();
+    let personality = personality_for(module, function);
+    let ptr = byte_ptr_type(&context);
+    let pad_type = context.struct_type(&[ptr.into(), context.i32_type().into()], false);
+    let block =
+        LLVMAppendBasicBlockInContext(context.as_ctx_ref(), function, c"perfflow.cleanup".as_ptr());
+    LLVMPositionBuilderAtEnd(builder, block);
+    let pad = LLVMBuildLandingPad(
+        builder,
+        pad_type.as_type_ref(),
+        personality,
+        0,
+        c"perfflow.lpad".as_ptr(),
+    );
+    LLVMSetCleanup(pad, 1);
+    let mut args = [site];
+    let exit = advice.exit.as_value_ref();
+    LLVMBuildCall2(
+        builder,
+        LLVMGlobalGetValueType(exit),
+        exit,
+        args.as_mut_ptr(),
+        1,
+        c"".as_ptr(),
+    );
+    LLVMBuildResume(builder, pad);
+    block
+}
+
+/// The function's own personality, else the module's C++ one, else the one
+/// that matches the source language.
+///
+/// # Safety
+/// `function` is a definition in `module`.
+unsafe fn personality_for(module: &Module, function: LLVMValueRef) -> LLVMValueRef {
+    if LLVMHasPersonalityFn(function) != 0 {
+        return LLVMGetPersonalityFn(function);
+    }
+    let symbol = ir::value_name(function);
+    let source = module
+        .get_source_file_name()
+        .to_string_lossy()
+        .to_ascii_lowercase();
+    let is_c =
+        [".c", ".i", ".h"].iter().any(|ext| source.ends_with(ext)) && !symbol.starts_with("_Z");
+    let name = if module.get_function("__gxx_personality_v0").is_some() || !is_c {
+        "__gxx_personality_v0"
+    } else {
+        "__gcc_personality_v0"
+    };
+    let personality = module.get_function(name).unwrap_or_else(|| {
+        let context = module.get_context();
+        module.add_function(name, context.i32_type().fn_type(&[], true), None)
+    });
+    personality.as_value_ref()
+}
