@@ -48,6 +48,15 @@ fn main() {
         build.flag(flag);
     }
     build.compile("perfflow_weave_shim");
+
+    // The plugin binds LLVM symbols when clang loads it; the weaver's own
+    // tests are executables and link the shared libLLVM instead.
+    let libdir = run(&llvm_config, "--libdir");
+    println!("cargo:rustc-link-arg-tests=-L{libdir}");
+    println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{libdir}");
+    for lib in run(&llvm_config, "--link-shared --libs").split_whitespace() {
+        println!("cargo:rustc-link-arg-tests={lib}");
+    }
 }
 
 fn find_llvm_config(major: &str, prefix_var: &str) -> PathBuf {
@@ -68,8 +77,12 @@ fn find_llvm_config(major: &str, prefix_var: &str) -> PathBuf {
     ))
 }
 
-fn run(llvm_config: &PathBuf, arg: &str) -> String {
-    match Command::new(llvm_config).arg(arg).output() {
+fn run(llvm_config: &PathBuf, args: &str) -> String {
+    let arg = args;
+    match Command::new(llvm_config)
+        .args(args.split_whitespace())
+        .output()
+    {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
         Ok(out) => fail(&format!(
             "`{} {arg}` failed: {}",

@@ -115,28 +115,3 @@ pub fn emit_site<'ctx>(module: &Module<'ctx>, info: &SiteInfo) -> GlobalValue<'c
     global.set_alignment(8);
     global
 }
-
-#[cfg(test)]
-mod tests {
-    use super::display_name;
-
-    #[test]
-    fn class_methods_lose_their_parameter_list() {
-        assert_eq!(display_name("_ZN9SmokeTest3fooEv"), "SmokeTest::foo");
-    }
-
-    #[test]
-    fn template_instances_keep_their_arguments() {
-        assert_eq!(display_name("_Z4workIiEvT_"), "work<int>");
-    }
-
-    #[test]
-    fn c_names_stay_as_they_are() {
-        assert_eq!(display_name("compute_step"), "compute_step");
-    }
-
-    #[test]
-    fn asm_label_marker_is_dropped() {
-        assert_eq!(display_name("\u{1}renamed"), "renamed");
-    }
-}

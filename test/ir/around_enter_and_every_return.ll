@@ -1,0 +1,44 @@
+; Enter advice at entry (after the allocas), exit advice before every ret, one
+; constant site descriptor passed by address.
+
+@.str = private unnamed_addr constant [36 x i8] c"@critical_path(pointcut = 'around')\00", section "llvm.metadata"
+@.file = private unnamed_addr constant [7 x i8] c"demo.c\00", section "llvm.metadata"
+@llvm.global.annotations = appending global [1 x { ptr, ptr, ptr, i32, ptr }] [{ ptr, ptr, ptr, i32, ptr } { ptr @classify, ptr @.str, ptr @.file, i32 3, ptr null }], section "llvm.metadata"
+
+; CHECK-DAG: @__perfflow_site.classify = private constant { i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 0, i32 0, i32 3, ptr @__perfflow_site.classify.name, ptr @__perfflow_site.classify.file, ptr null, ptr @__perfflow_site.classify.symbol }, align 8
+; CHECK-DAG: @__perfflow_site.classify.name = private unnamed_addr constant [9 x i8] c"classify\00"
+
+; CHECK-LABEL: define i32 @classify(i32 %x)
+; CHECK-NEXT: entry:
+; CHECK-NEXT: %slot = alloca i32
+; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.classify)
+; CHECK-NEXT: store i32 %x, ptr %slot
+; CHECK: neg:
+; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.classify)
+; CHECK-NEXT: ret i32 -1
+; CHECK: pos:
+; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.classify)
+; CHECK-NEXT: ret i32 1
+define i32 @classify(i32 %x) nounwind {
+entry:
+  %slot = alloca i32
+  store i32 %x, ptr %slot
+  %c = icmp slt i32 %x, 0
+  br i1 %c, label %neg, label %pos
+neg:
+  ret i32 -1
+pos:
+  ret i32 1
+}
+
+; A function without annotation is left alone.
+; CHECK-LABEL: define i32 @plain(
+; CHECK-NOT: perfflow_site
+; CHECK: ret i32
+define i32 @plain(i32 %x) nounwind {
+  ret i32 %x
+}
+
+; CHECK: declare void @perfflow_site_enter(ptr) #[[ATTR:[0-9]+]]
+; CHECK: declare void @perfflow_site_exit(ptr) #[[ATTR]]
+; CHECK: attributes #[[ATTR]] = { nounwind }
