@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every test: the crates' own tests (cargo), then the build and the ctest
+# suite (woven programs with their traces checked, IR tests, diagnostics, the
+# installed CMake package and pkg-config file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-debian.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== build"
+bash scripts/build.sh
+echo "== ctest"
+ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
