@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what perfflow needs on Debian 12 (as root, or with sudo): clang 19,
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
-# A Rust toolchain (1.80 or newer, e.g. from rustup) must already be there.
+# A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
 missing=()
@@ -19,6 +19,6 @@ if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
 if ! command -v cargo >/dev/null; then
-  echo "perfflow: cargo not found. Install a Rust toolchain (1.80 or newer), e.g. with rustup, and run again." >&2
+  echo "perfflow: cargo not found. Install a Rust toolchain (1.86 or newer), e.g. with rustup, and run again." >&2
   exit 1
 fi

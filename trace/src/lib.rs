@@ -1,1 +1,60 @@
-//! Trace reader (work in progress).
+//! Read, check and summarise the trace files that perfflow-instrumented
+//! programs write.
+//!
+//! A run writes one file per process, `perfflow.array.<host>.<pid>.pfw`, in
+//! the Chrome trace format that Perfetto opens. Two layouts are accepted:
+//!
+//! * a JSON array of event objects, one per line;
+//! * an object `{"displayTimeUnit": "us", "otherData": {...},
+//!   "traceEvents": [...]}`.
+//!
+//! A program killed mid-run (for example by `SIGKILL`) leaves an array
+//! without its closing `]`, possibly ending in a half-written line. Such a
+//! trace is still read: every complete event is kept and
+//! [`Trace::truncated`] is set.
+//!
+//! The crate has three parts:
+//!
+//! * reading: [`read_trace`] and [`parse_trace`] produce a [`Trace`] of
+//!   typed [`Event`]s, or a [`TraceError`] naming the file, line and what
+//!   was expected;
+//! * checking: [`check`] lists structural [`Problem`]s, such as an `E`
+//!   without a `B` or a `B` never closed;
+//! * summarising: [`summary`] (or [`summarize`] for several files) gives
+//!   per-function call counts and inclusive and self times, and per-thread
+//!   event counts; its `Display` prints them as a table.
+//!
+//! Timestamps are read from the decimal text to the nanosecond
+//! ([`Event::ts_ns`]): an `f64` of microseconds since the epoch resolves only
+//! about a quarter of a microsecond, too coarse for short functions.
+//!
+//! ```
+//! let text = r#"[
+//! {"name":"main","cat":"app","ph":"B","pid":1,"tid":1,"ts":100.0},
+//! {"name":"work","cat":"app","ph":"X","pid":1,"tid":1,"ts":110.0,"dur":30.0},
+//! {"name":"main","cat":"app","ph":"E","pid":1,"tid":1,"ts":200.0}
+//! ]"#;
+//! let trace = perfflow_trace::parse_trace(text)?;
+//! assert!(perfflow_trace::check(&trace).is_empty());
+//!
+//! let summary = perfflow_trace::summary(&trace);
+//! let main = summary.function("main").unwrap();
+//! assert_eq!((main.total_ns, main.self_ns), (100_000, 70_000));
+//! # Ok::<(), perfflow_trace::TraceError>(())
+//! ```
+//!
+//! The `perfflow-trace` command-line tool wraps these functions; run
+//! `perfflow-trace --help` for its usage.
+
+mod check;
+mod error;
+mod event;
+mod read;
+mod spans;
+mod summary;
+
+pub use check::{check, check_with, CheckOptions, Problem, ProblemKind};
+pub use error::TraceError;
+pub use event::{Event, FieldError, Phase};
+pub use read::{parse_trace, read_trace, Layout, Trace};
+pub use summary::{summarize, summary, FunctionStats, Summary, ThreadStats};

@@ -1,0 +1,684 @@
+//! Structural validation of a [`Trace`].
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::event::{json_kind, Event, Phase};
+use crate::read::Trace;
+use crate::spans::{match_events, Mismatch};
+use crate::summary::micros;
+
+/// What kind of problem a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// The trace text ended before the trace was closed.
+    Truncated,
+    /// A required field is absent.
+    MissingField,
+    /// A field has the wrong JSON type.
+    WrongType,
+    /// The `ph` code is not one the Chrome trace format defines.
+    UnknownPhase,
+    /// An `E` event with no open `B` on its thread.
+    EndWithoutBegin,
+    /// An `E` event that closes an outer `B` while an inner one is open.
+    OutOfOrder,
+    /// An `E` event whose name differs from that of the open `B`.
+    NameMismatch,
+    /// A `B` event never closed by an `E`.
+    Unclosed,
+    /// A `B`/`E` timestamp earlier than the previous one on its thread.
+    TimeGoesBackwards,
+    /// An `e` event with no open `b` of the same category and id.
+    AsyncEndWithoutBegin,
+    /// A `b` event never closed by an `e`.
+    AsyncUnclosed,
+    /// An `X` event with a negative `dur`.
+    NegativeDuration,
+}
+
+/// One thing wrong with a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The index of the event in [`Trace::events`]; `None` for problems
+    /// with the trace as a whole.
+    pub index: Option<usize>,
+    /// The 1-based line of the trace text the problem is on, if known.
+    pub line: Option<usize>,
+    /// What kind of problem this is.
+    pub kind: ProblemKind,
+    /// A description for people.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    /// Formats as `INDEX: MESSAGE`, or just the message for problems with
+    /// the trace as a whole.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.index {
+            Some(index) => write!(f, "{}: {}", index, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Options for [`check_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Accept a truncated trace: do not report the truncation itself, nor
+    /// `B` and `b` events left open when the trace ends (a program killed
+    /// mid-run has spans that never ended).
+    pub allow_truncated: bool,
+}
+
+/// Validates the structure of `trace` with the default options.
+///
+/// See [`check_with`].
+pub fn check(trace: &Trace) -> Vec<Problem> {
+    check_with(trace, &CheckOptions::default())
+}
+
+/// Validates the structure of `trace`:
+///
+/// * required fields are present and have the right types;
+/// * every `B` is closed by an `E` on the same thread, in stack order, with
+///   the same name (an `E` without a name closes the innermost `B`);
+/// * `B`/`E` timestamps do not decrease on any thread;
+/// * `b`/`e` events pair up by category and id;
+/// * `X` events have a non-negative `dur`;
+/// * the trace is not truncated (unless allowed by `options`).
+///
+/// Problems are ordered by event index; problems with the whole trace come
+/// last.
+pub fn check_with(trace: &Trace, options: &CheckOptions) -> Vec<Problem> {
+    let events = &trace.events;
+    let mut problems = Vec::new();
+
+    for (index, event) in events.iter().enumerate() {
+        check_fields(index, event, &mut problems);
+    }
+    check_time_order(events, &mut problems);
+
+    let tolerate_open = options.allow_truncated && trace.truncated;
+    for mismatch in match_events(events).mismatches {
+        if let Some(problem) = describe(events, &mismatch, tolerate_open) {
+            problems.push(problem);
+        }
+    }
+
+    if trace.truncated && !options.allow_truncated {
+        let recovered = trace.event_count();
+        let mut message = format!(
+            "the trace is truncated (it ends before its closing bracket); {} complete event{} recovered",
+            recovered,
+            if recovered == 1 { " was" } else { "s were" }
+        );
+        if let Some(line) = trace.partial_line {
+            message.push_str(&format!(
+                ", and the incomplete data from line {line} on was dropped"
+            ));
+        }
+        problems.push(Problem {
+            index: None,
+            line: trace.partial_line,
+            kind: ProblemKind::Truncated,
+            message,
+        });
+    }
+
+    problems.sort_by_key(|problem| problem.index.unwrap_or(usize::MAX));
+    problems
+}
+
+/// Which fields an event of each phase must have.
+struct Required {
+    name: bool,
+    tid: bool,
+    ts: bool,
+    dur: bool,
+    id: bool,
+    args: bool,
+}
+
+fn required(phase: &Phase) -> Required {
+    let mut required = Required {
+        name: true,
+        tid: true,
+        ts: true,
+        dur: false,
+        id: false,
+        args: false,
+    };
+    match phase {
+        // An `E` closes whatever is innermost; its name is optional.
+        Phase::End => required.name = false,
+        Phase::Complete => required.dur = true,
+        Phase::AsyncBegin
+        | Phase::AsyncInstant
+        | Phase::AsyncEnd
+        | Phase::FlowStart
+        | Phase::FlowStep
+        | Phase::FlowEnd => required.id = true,
+        Phase::Counter => {
+            required.tid = false;
+            required.args = true;
+        }
+        Phase::Metadata => {
+            required.tid = false;
+            required.ts = false;
+            required.args = true;
+        }
+        Phase::Begin | Phase::Instant => {}
+        Phase::Other(_) => {
+            required.name = false;
+            required.tid = false;
+            required.ts = false;
+        }
+    }
+    required
+}
+
+fn check_fields(index: usize, event: &Event, problems: &mut Vec<Problem>) {
+    let mut report = |kind, message: String| {
+        problems.push(Problem {
+            index: Some(index),
+            line: Some(event.line),
+            kind,
+            message,
+        })
+    };
+    for error in &event.field_errors {
+        report(
+            ProblemKind::WrongType,
+            format!("{} {}", event.label(), error),
+        );
+    }
+
+    let Some(phase) = &event.ph else {
+        if !event.has_field_error("ph") {
+            report(
+                ProblemKind::MissingField,
+                "event has no \"ph\" field".to_string(),
+            );
+        }
+        return;
+    };
+    if !phase.is_known() {
+        report(
+            ProblemKind::UnknownPhase,
+            format!("{} has an unknown phase \"{}\"", event.label(), phase),
+        );
+    }
+
+    let required = required(phase);
+    let present = [
+        ("name", required.name, event.name.is_some()),
+        ("pid", true, event.pid.is_some()),
+        ("tid", required.tid, event.tid.is_some()),
+        ("ts", required.ts, event.ts.is_some()),
+        ("dur", required.dur, event.dur.is_some()),
+        ("id", required.id, event.id.is_some()),
+        ("args", required.args, !event.args.is_null()),
+    ];
+    for (field, needed, is_present) in present {
+        if needed && !is_present && !event.has_field_error(field) {
+            report(
+                ProblemKind::MissingField,
+                format!("{} has no \"{}\" field", event.label(), field),
+            );
+        }
+    }
+
+    if *phase == Phase::Counter {
+        if let Some(values) = event.args.as_object() {
+            for (series, value) in values {
+                if !value.is_number() {
+                    report(
+                        ProblemKind::WrongType,
+                        format!(
+                            "{} counter value \"{}\" must be a number, found {}",
+                            event.label(),
+                            series,
+                            json_kind(value)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    if *phase == Phase::Complete {
+        if let Some(dur) = event.dur.filter(|dur| *dur < 0.0) {
+            report(
+                ProblemKind::NegativeDuration,
+                format!("{} has a negative \"dur\" ({})", event.label(), dur),
+            );
+        }
+    }
+}
+
+fn check_time_order(events: &[Event], problems: &mut Vec<Problem>) {
+    let mut last: HashMap<(i64, i64), (i64, usize)> = HashMap::new();
+    for (index, event) in events.iter().enumerate() {
+        if !matches!(event.ph, Some(Phase::Begin | Phase::End)) {
+            continue;
+        }
+        let (Some(thread), Some(ts)) = (event.thread(), event.ts_ns) else {
+            continue;
+        };
+        if let Some(&(previous_ts, previous)) = last.get(&thread) {
+            if ts < previous_ts {
+                problems.push(Problem {
+                    index: Some(index),
+                    line: Some(event.line),
+                    kind: ProblemKind::TimeGoesBackwards,
+                    message: format!(
+                        "{} at ts {} is earlier than {} (event {}) at ts {} on {}; B/E timestamps must not decrease on a thread",
+                        event.label(),
+                        micros(ts),
+                        events[previous].label(),
+                        previous,
+                        micros(previous_ts),
+                        thread_name(thread)
+                    ),
+                });
+            }
+        }
+        last.insert(thread, (ts, index));
+    }
+}
+
+fn thread_name((pid, tid): (i64, i64)) -> String {
+    format!("pid {pid} tid {tid}")
+}
+
+/// Where an event is, for messages: `pid 1 tid 2`.
+fn where_is(event: &Event) -> String {
+    event
+        .thread()
+        .map_or_else(|| "an unknown thread".to_string(), thread_name)
+}
+
+fn async_key(event: &Event) -> String {
+    format!(
+        "cat \"{}\", id \"{}\"",
+        event.cat.as_deref().unwrap_or(""),
+        event.id.as_deref().unwrap_or("")
+    )
+}
+
+/// Turns a mismatch into a problem, or `None` when it is tolerated.
+fn describe(events: &[Event], mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
+    let hint = |elsewhere: Option<usize>| match elsewhere {
+        Some(other) => format!(
+            "; {} (event {}) is open on {}, but a B must be closed on its own thread",
+            events[other].label(),
+            other,
+            where_is(&events[other])
+        ),
+        None => String::new(),
+    };
+    let (index, kind, message) = match *mismatch {
+        Mismatch::EndWithoutBegin { end, elsewhere } => (
+            end,
+            ProblemKind::EndWithoutBegin,
+            format!(
+                "{} on {} has no open B to close{}",
+                events[end].label(),
+                where_is(&events[end]),
+                hint(elsewhere)
+            ),
+        ),
+        Mismatch::OutOfOrder { end, begin, inner } => (
+            end,
+            ProblemKind::OutOfOrder,
+            format!(
+                "{} closes {} (event {}) while {} (event {}), opened after it, is still open; ends must come in the reverse order of their begins",
+                events[end].label(),
+                events[begin].label(),
+                begin,
+                events[inner].label(),
+                inner
+            ),
+        ),
+        Mismatch::WrongName {
+            end,
+            begin,
+            elsewhere,
+        } => (
+            end,
+            ProblemKind::NameMismatch,
+            format!(
+                "{} does not match the innermost open {} (event {}) on {}{}",
+                events[end].label(),
+                events[begin].label(),
+                begin,
+                where_is(&events[end]),
+                hint(elsewhere)
+            ),
+        ),
+        Mismatch::Unclosed { begin } if !tolerate_open => (
+            begin,
+            ProblemKind::Unclosed,
+            format!(
+                "{} on {} is never closed by an E",
+                events[begin].label(),
+                where_is(&events[begin])
+            ),
+        ),
+        Mismatch::AsyncEndWithoutBegin { end } => (
+            end,
+            ProblemKind::AsyncEndWithoutBegin,
+            format!(
+                "{} ({}) has no open b with the same cat and id",
+                events[end].label(),
+                async_key(&events[end])
+            ),
+        ),
+        Mismatch::AsyncUnclosed { begin } if !tolerate_open => (
+            begin,
+            ProblemKind::AsyncUnclosed,
+            format!(
+                "{} ({}) is never closed by an e with the same cat and id",
+                events[begin].label(),
+                async_key(&events[begin])
+            ),
+        ),
+        Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. } => return None,
+    };
+    Some(Problem {
+        index: Some(index),
+        line: Some(events[index].line),
+        kind,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::parse_trace;
+
+    fn problems(text: &str) -> Vec<Problem> {
+        check(&parse_trace(text).expect("readable trace"))
+    }
+
+    fn kinds(text: &str) -> Vec<(Option<usize>, ProblemKind)> {
+        problems(text)
+            .into_iter()
+            .map(|problem| (problem.index, problem.kind))
+            .collect()
+    }
+
+    const NESTED: &str = r#"[
+{"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":"app"}},
+{"name":"main","cat":"app","ph":"B","pid":1,"tid":1,"ts":100},
+{"name":"solve","cat":"app","ph":"B","pid":1,"tid":1,"ts":110},
+{"name":"step","cat":"app","ph":"B","pid":1,"tid":1,"ts":120},
+{"name":"step","cat":"app","ph":"E","pid":1,"tid":1,"ts":130},
+{"name":"solve","cat":"app","ph":"E","pid":1,"tid":1,"ts":150},
+{"name":"worker","cat":"app","ph":"B","pid":1,"tid":2,"ts":105},
+{"name":"worker","cat":"app","ph":"E","pid":1,"tid":2,"ts":105},
+{"name":"main","cat":"app","ph":"E","pid":1,"tid":1,"ts":200}
+]"#;
+
+    #[test]
+    fn valid_nested_trace_passes() {
+        assert_eq!(problems(NESTED), []);
+    }
+
+    #[test]
+    fn end_without_begin_is_reported() {
+        let text = r#"[
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":1}
+]"#;
+        let found = problems(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, ProblemKind::EndWithoutBegin);
+        assert_eq!(found[0].index, Some(0));
+        assert_eq!(found[0].line, Some(2));
+        assert_eq!(
+            found[0].to_string(),
+            "0: E \"a\" on pid 1 tid 1 has no open B to close"
+        );
+    }
+
+    #[test]
+    fn ends_in_the_wrong_order_are_reported_once() {
+        let text = r#"[
+{"name":"outer","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"inner","ph":"B","pid":1,"tid":1,"ts":2},
+{"name":"outer","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"inner","ph":"E","pid":1,"tid":1,"ts":4}
+]"#;
+        let found = problems(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, ProblemKind::OutOfOrder);
+        assert_eq!(found[0].index, Some(2));
+        assert!(found[0].message.contains("B \"inner\" (event 1)"));
+    }
+
+    #[test]
+    fn end_with_the_wrong_name_is_reported() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"b","ph":"E","pid":1,"tid":1,"ts":2}
+]"#;
+        let found = problems(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, ProblemKind::NameMismatch);
+        assert_eq!(
+            found[0].message,
+            "E \"b\" does not match the innermost open B \"a\" (event 0) on pid 1 tid 1"
+        );
+    }
+
+    #[test]
+    fn end_without_a_name_closes_the_innermost_begin() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"ph":"E","pid":1,"tid":1,"ts":2}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn unclosed_begin_is_reported() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"b","ph":"B","pid":1,"tid":1,"ts":2},
+{"name":"b","ph":"E","pid":1,"tid":1,"ts":3}
+]"#;
+        assert_eq!(kinds(text), [(Some(0), ProblemKind::Unclosed)]);
+    }
+
+    #[test]
+    fn begin_and_end_on_different_threads_are_reported() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"a","ph":"E","pid":1,"tid":2,"ts":2}
+]"#;
+        let found = problems(text);
+        assert_eq!(
+            found.iter().map(|p| (p.index, p.kind)).collect::<Vec<_>>(),
+            [
+                (Some(0), ProblemKind::Unclosed),
+                (Some(1), ProblemKind::EndWithoutBegin)
+            ]
+        );
+        assert!(
+            found[1]
+                .message
+                .ends_with("B \"a\" (event 0) is open on pid 1 tid 1, but a B must be closed on its own thread"),
+            "{}",
+            found[1].message
+        );
+    }
+
+    #[test]
+    fn same_tid_in_different_processes_is_a_different_thread() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"a","ph":"E","pid":2,"tid":1,"ts":2}
+]"#;
+        assert_eq!(
+            kinds(text),
+            [
+                (Some(0), ProblemKind::Unclosed),
+                (Some(1), ProblemKind::EndWithoutBegin)
+            ]
+        );
+    }
+
+    #[test]
+    fn decreasing_timestamps_on_a_thread_are_reported() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":10},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":5}
+]"#;
+        assert_eq!(kinds(text), [(Some(1), ProblemKind::TimeGoesBackwards)]);
+    }
+
+    #[test]
+    fn equal_timestamps_are_allowed() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":10},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":10}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn timestamps_of_other_threads_do_not_interfere() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":10},
+{"name":"b","ph":"B","pid":1,"tid":2,"ts":5},
+{"name":"b","ph":"E","pid":1,"tid":2,"ts":6},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":11}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn instant_and_complete_events_are_fine() {
+        let text = r#"[
+{"name":"tick","cat":"app","ph":"i","pid":1,"tid":1,"ts":1,"s":"t"},
+{"name":"work","cat":"app","ph":"X","pid":1,"tid":1,"ts":2,"dur":0},
+{"name":"work","cat":"app","ph":"X","pid":1,"tid":1,"ts":1,"dur":7.5}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn negative_duration_is_reported() {
+        let text = r#"[{"name":"w","ph":"X","pid":1,"tid":1,"ts":2,"dur":-1}]"#;
+        assert_eq!(kinds(text), [(Some(0), ProblemKind::NegativeDuration)]);
+    }
+
+    #[test]
+    fn async_events_pair_by_category_and_id() {
+        let text = r#"[
+{"name":"req","cat":"io","ph":"b","id":7,"pid":1,"tid":1,"ts":1},
+{"name":"req","cat":"io","ph":"n","id":7,"pid":1,"tid":2,"ts":2},
+{"name":"req","cat":"io","ph":"e","id":"7","pid":1,"tid":2,"ts":3}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn async_end_with_another_category_is_reported() {
+        let text = r#"[
+{"name":"req","cat":"io","ph":"b","id":7,"pid":1,"tid":1,"ts":1},
+{"name":"req","cat":"net","ph":"e","id":7,"pid":1,"tid":1,"ts":3}
+]"#;
+        assert_eq!(
+            kinds(text),
+            [
+                (Some(0), ProblemKind::AsyncUnclosed),
+                (Some(1), ProblemKind::AsyncEndWithoutBegin)
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_required_fields_are_reported() {
+        let text = r#"[{"name":"a","ph":"B","tid":1}, {"pid":1}]"#;
+        let found = problems(text);
+        let messages: Vec<_> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "0: B \"a\" has no \"pid\" field",
+                "0: B \"a\" has no \"ts\" field",
+                "1: event has no \"ph\" field"
+            ]
+        );
+    }
+
+    #[test]
+    fn wrongly_typed_fields_are_reported() {
+        let text = r#"[{"name":"a","ph":"i","pid":"1","tid":1,"ts":"5"}]"#;
+        let found = problems(text);
+        assert_eq!(
+            found.iter().map(|p| p.kind).collect::<Vec<_>>(),
+            [ProblemKind::WrongType, ProblemKind::WrongType]
+        );
+        assert_eq!(
+            found[1].message,
+            "i \"a\" field \"ts\" must be a number, found a string"
+        );
+    }
+
+    #[test]
+    fn counter_values_must_be_numbers() {
+        let text = r#"[{"name":"mem","ph":"C","pid":1,"ts":1,"args":{"rss":10,"note":"x"}}]"#;
+        assert_eq!(kinds(text), [(Some(0), ProblemKind::WrongType)]);
+    }
+
+    #[test]
+    fn unknown_phase_is_reported() {
+        let text = r#"[{"name":"a","ph":"Q","pid":1,"tid":1,"ts":1}]"#;
+        assert_eq!(kinds(text), [(Some(0), ProblemKind::UnknownPhase)]);
+    }
+
+    #[test]
+    fn truncated_trace_is_reported_by_default() {
+        let text = "[\n{\"name\":\"a\",\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":1},\n{\"na";
+        let found = problems(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, ProblemKind::Truncated);
+        assert_eq!(found[0].index, None);
+        assert_eq!(found[0].line, Some(3));
+        assert!(found[0].message.contains("1 complete event was recovered"));
+    }
+
+    #[test]
+    fn allowed_truncation_tolerates_spans_left_open() {
+        let text = "[\n{\"name\":\"main\",\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1},\n{\"name\":\"x\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":2},\n";
+        let trace = parse_trace(text).expect("recovered");
+        let options = CheckOptions {
+            allow_truncated: true,
+        };
+        let found = check_with(&trace, &options);
+        assert_eq!(
+            found.iter().map(|p| p.kind).collect::<Vec<_>>(),
+            [ProblemKind::EndWithoutBegin]
+        );
+    }
+
+    #[test]
+    fn unclosed_spans_in_a_complete_trace_are_reported_even_when_truncation_is_allowed() {
+        let text = r#"[{"name":"a","ph":"B","pid":1,"tid":1,"ts":1}]"#;
+        let trace = parse_trace(text).expect("valid trace");
+        let options = CheckOptions {
+            allow_truncated: true,
+        };
+        assert_eq!(
+            check_with(&trace, &options)
+                .iter()
+                .map(|p| p.kind)
+                .collect::<Vec<_>>(),
+            [ProblemKind::Unclosed]
+        );
+    }
+}

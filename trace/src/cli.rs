@@ -1,0 +1,577 @@
+//! The `perfflow-trace` command line: argument parsing and the commands.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fmt::Display;
+use std::io::Write;
+use std::path::PathBuf;
+
+use perfflow_trace::{check_with, read_trace, summarize, CheckOptions, Phase, Trace};
+
+/// Exit status: everything was valid.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a trace was unreadable, invalid or missed an expectation.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status: the command line was wrong.
+pub const EXIT_USAGE: u8 = 2;
+
+const USAGE: &str = "\
+usage: perfflow-trace check FILE... [--expect-events N] [--expect-names A,B,...]
+                             [--expect-phases P,Q,...] [--min-threads N]
+                             [--allow-truncated]
+       perfflow-trace summary FILE...
+       perfflow-trace --help";
+
+const HELP: &str = "\
+perfflow-trace: check and summarise perfflow trace files
+
+A program built with perfflow writes one Chrome trace file per process,
+perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks that
+such files are well formed and summarises where the time went.
+
+USAGE
+  perfflow-trace check FILE... [OPTIONS]
+  perfflow-trace summary FILE...
+  perfflow-trace --help | --version
+
+COMMANDS
+  check    Validate each FILE: required fields are present and typed; every
+           B is closed by an E on the same thread, in stack order, with the
+           same name; B/E timestamps never decrease on a thread; b/e events
+           pair up by cat and id; X events have dur >= 0; the file is not
+           truncated. A valid FILE prints `FILE: ok, N events, M threads`;
+           otherwise every problem is printed to standard error as
+           `FILE: INDEX: MESSAGE` (INDEX is the event's position in the
+           file, counting from 0). Expectations apply to each FILE on its
+           own. Metadata (M) events are never counted.
+  summary  Print the number of processes, threads and events and the time
+           span, then per function name: calls, total (inclusive) and self
+           (exclusive) time and min/mean/max duration, sorted by total time,
+           then the event count of each thread. Several FILEs are merged as
+           the processes of one run. Times are in microseconds.
+
+CHECK OPTIONS
+  --expect-events N      the file has exactly N events
+  --expect-names LIST    the distinct event names are exactly the
+                         comma-separated LIST (repeat the option to add more)
+  --expect-phases LIST   the distinct ph codes are exactly the
+                         comma-separated LIST, such as B,E
+  --min-threads N        the events come from at least N threads
+  --allow-truncated      accept a trace cut short (no closing `]`) and the
+                         B and b events it leaves open
+
+  An option's value follows it as the next argument or after `=`.
+  `--` ends the options; every later argument is a FILE.
+
+EXIT STATUS
+  0  every FILE is valid and meets the expectations
+  1  a FILE cannot be read, is invalid, or misses an expectation
+  2  the command line is wrong
+
+EXAMPLES
+  perfflow-trace check perfflow.array.node1.4242.pfw
+  perfflow-trace check --expect-names main,solve --expect-phases B,E trace.pfw
+  perfflow-trace check --allow-truncated --min-threads 4 killed.pfw
+  perfflow-trace summary perfflow.array.*.pfw";
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Command {
+    Help,
+    Version,
+    Check(CheckCommand),
+    Summary(Vec<PathBuf>),
+}
+
+/// The arguments of `check`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct CheckCommand {
+    files: Vec<PathBuf>,
+    expect_events: Option<usize>,
+    expect_names: Option<BTreeSet<String>>,
+    expect_phases: Option<BTreeSet<String>>,
+    min_threads: Option<usize>,
+    allow_truncated: bool,
+}
+
+/// A command line that cannot be run, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct UsageError(String);
+
+/// Runs the tool with `args` (without the program name), writing normal
+/// output to `out` and diagnostics to `err`; returns the exit status.
+pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match parse(args) {
+        Ok(Command::Help) => {
+            say(out, HELP);
+            EXIT_OK
+        }
+        Ok(Command::Version) => {
+            say(
+                out,
+                format_args!("perfflow-trace {}", env!("CARGO_PKG_VERSION")),
+            );
+            EXIT_OK
+        }
+        Ok(Command::Check(command)) => run_check(&command, out, err),
+        Ok(Command::Summary(files)) => run_summary(&files, out, err),
+        Err(UsageError(message)) => {
+            say(err, format_args!("perfflow-trace: {message}"));
+            say(err, USAGE);
+            say(err, "Run `perfflow-trace --help` for details.");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Writes one line. Output errors (such as a closed pipe) are ignored: the
+/// exit status already tells the outcome.
+fn say(stream: &mut dyn Write, text: impl Display) {
+    let _ = writeln!(stream, "{text}");
+}
+
+fn parse(args: Vec<OsString>) -> Result<Command, UsageError> {
+    let before_separator = args.iter().take_while(|arg| *arg != "--");
+    if before_separator
+        .clone()
+        .any(|arg| arg == "--help" || arg == "-h")
+    {
+        return Ok(Command::Help);
+    }
+    let mut args = args.into_iter();
+    let Some(command) = args.next() else {
+        return Err(UsageError("missing command".to_string()));
+    };
+    let rest: Vec<OsString> = args.collect();
+    match command.to_str() {
+        Some("check") => parse_check(rest).map(Command::Check),
+        Some("summary") => parse_summary(rest).map(Command::Summary),
+        Some("help") => Ok(Command::Help),
+        Some("--version" | "-V") => Ok(Command::Version),
+        Some(option) if option.starts_with('-') => {
+            Err(UsageError(format!("unknown option `{option}`")))
+        }
+        _ => Err(UsageError(format!(
+            "unknown command `{}`; expected `check` or `summary`",
+            command.to_string_lossy()
+        ))),
+    }
+}
+
+/// One command-line argument, classified.
+enum Arg {
+    /// `--name` or `--name=value`.
+    Option { name: String, value: Option<String> },
+    /// Anything else.
+    File(PathBuf),
+}
+
+/// Splits arguments into options and files; everything after `--` is a
+/// file, as is `-` and any argument that is not valid UTF-8.
+fn classify(args: Vec<OsString>) -> Vec<Arg> {
+    let mut classified = Vec::new();
+    let mut files_only = false;
+    for arg in args {
+        match arg.to_str() {
+            Some("--") if !files_only => files_only = true,
+            Some(text) if !files_only && text.starts_with('-') && text != "-" => {
+                let (name, value) = match text.split_once('=') {
+                    Some((name, value)) => (name.to_string(), Some(value.to_string())),
+                    None => (text.to_string(), None),
+                };
+                classified.push(Arg::Option { name, value });
+            }
+            _ => classified.push(Arg::File(PathBuf::from(arg))),
+        }
+    }
+    classified
+}
+
+fn parse_check(args: Vec<OsString>) -> Result<CheckCommand, UsageError> {
+    let mut command = CheckCommand::default();
+    let mut args = classify(args).into_iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg {
+            Arg::File(path) => {
+                command.files.push(path);
+                continue;
+            }
+            Arg::Option { name, value } => (name, value),
+        };
+        if name == "--allow-truncated" {
+            if inline.is_some() {
+                return Err(UsageError(format!("option `{name}` takes no value")));
+            }
+            command.allow_truncated = true;
+            continue;
+        }
+        if !matches!(
+            name.as_str(),
+            "--expect-events" | "--expect-names" | "--expect-phases" | "--min-threads"
+        ) {
+            return Err(UsageError(format!("unknown option `{name}` for `check`")));
+        }
+        let value = match inline {
+            Some(value) => value,
+            None => match args.next() {
+                Some(Arg::File(path)) => path.to_string_lossy().into_owned(),
+                _ => return Err(UsageError(format!("option `{name}` needs a value"))),
+            },
+        };
+        match name.as_str() {
+            "--expect-events" => {
+                set_once(&mut command.expect_events, &name, count(&name, &value)?)?
+            }
+            "--min-threads" => set_once(&mut command.min_threads, &name, count(&name, &value)?)?,
+            "--expect-names" => command
+                .expect_names
+                .get_or_insert_with(BTreeSet::new)
+                .extend(list(&value)),
+            _ => {
+                let phases = command.expect_phases.get_or_insert_with(BTreeSet::new);
+                for code in list(&value) {
+                    let phase = Phase::from_code(&code);
+                    if phase == Phase::Metadata {
+                        return Err(UsageError(format!(
+                            "`{name}` does not take `M`: metadata events are not counted"
+                        )));
+                    }
+                    if !phase.is_known() {
+                        return Err(UsageError(format!(
+                            "unknown phase `{code}` in `{name}`; phases are codes such as B, E, X, i, b, e"
+                        )));
+                    }
+                    phases.insert(code);
+                }
+            }
+        }
+    }
+    if command.files.is_empty() {
+        return Err(UsageError("`check` needs at least one FILE".to_string()));
+    }
+    Ok(command)
+}
+
+fn parse_summary(args: Vec<OsString>) -> Result<Vec<PathBuf>, UsageError> {
+    let mut files = Vec::new();
+    for arg in classify(args) {
+        match arg {
+            Arg::File(path) => files.push(path),
+            Arg::Option { name, .. } => {
+                return Err(UsageError(format!("unknown option `{name}` for `summary`")))
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(UsageError("`summary` needs at least one FILE".to_string()));
+    }
+    Ok(files)
+}
+
+fn set_once<T>(slot: &mut Option<T>, name: &str, value: T) -> Result<(), UsageError> {
+    if slot.is_some() {
+        return Err(UsageError(format!(
+            "option `{name}` is given more than once"
+        )));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn count(name: &str, value: &str) -> Result<usize, UsageError> {
+    value.trim().parse().map_err(|_| {
+        UsageError(format!(
+            "invalid value `{value}` for `{name}`: expected a whole number such as 12"
+        ))
+    })
+}
+
+/// The non-empty items of a comma-separated list, without surrounding spaces.
+fn list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn run_check(command: &CheckCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let options = CheckOptions {
+        allow_truncated: command.allow_truncated,
+    };
+    let mut status = EXIT_OK;
+    for file in &command.files {
+        let shown = file.display();
+        let trace = match read_trace(file) {
+            Ok(trace) => trace,
+            Err(error) => {
+                say(err, error);
+                status = EXIT_FAILED;
+                continue;
+            }
+        };
+        let mut failures: Vec<String> = check_with(&trace, &options)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        failures.extend(unmet_expectations(command, &trace));
+        if failures.is_empty() {
+            let state = if trace.truncated {
+                "ok (truncated)"
+            } else {
+                "ok"
+            };
+            say(
+                out,
+                format_args!(
+                    "{shown}: {state}, {} events, {} threads",
+                    trace.event_count(),
+                    trace.thread_count()
+                ),
+            );
+        } else {
+            for failure in &failures {
+                say(err, format_args!("{shown}: {failure}"));
+            }
+            let plural = if failures.len() == 1 { "" } else { "s" };
+            say(
+                err,
+                format_args!("{shown}: FAILED, {} problem{plural}", failures.len()),
+            );
+            status = EXIT_FAILED;
+        }
+    }
+    status
+}
+
+fn unmet_expectations(command: &CheckCommand, trace: &Trace) -> Vec<String> {
+    let mut unmet = Vec::new();
+    if let Some(expected) = command.expect_events {
+        let found = trace.event_count();
+        if found != expected {
+            unmet.push(format!("expected {expected} events, found {found}"));
+        }
+    }
+    if let Some(expected) = &command.expect_names {
+        let found: BTreeSet<String> = trace.names().into_iter().map(str::to_string).collect();
+        if let Some(difference) = set_difference(expected, &found, true) {
+            unmet.push(format!(
+                "event names differ from --expect-names: {difference}"
+            ));
+        }
+    }
+    if let Some(expected) = &command.expect_phases {
+        let found: BTreeSet<String> = trace
+            .phases()
+            .into_iter()
+            .map(|phase| phase.code().to_string())
+            .collect();
+        if let Some(difference) = set_difference(expected, &found, false) {
+            unmet.push(format!(
+                "event phases differ from --expect-phases: {difference}"
+            ));
+        }
+    }
+    if let Some(minimum) = command.min_threads {
+        let found = trace.thread_count();
+        if found < minimum {
+            unmet.push(format!(
+                "expected at least {minimum} threads, found {found}"
+            ));
+        }
+    }
+    unmet
+}
+
+/// Describes how `found` differs from `expected`, or `None` if they are
+/// equal.
+fn set_difference(
+    expected: &BTreeSet<String>,
+    found: &BTreeSet<String>,
+    quote: bool,
+) -> Option<String> {
+    let show = |items: Vec<&String>| {
+        items
+            .iter()
+            .map(|item| {
+                if quote {
+                    format!("\"{item}\"")
+                } else {
+                    item.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missing: Vec<&String> = expected.difference(found).collect();
+    let unexpected: Vec<&String> = found.difference(expected).collect();
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing {}", show(missing)));
+    }
+    if !unexpected.is_empty() {
+        parts.push(format!("unexpected {}", show(unexpected)));
+    }
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("; "))
+    }
+}
+
+fn run_summary(files: &[PathBuf], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut traces = Vec::new();
+    let mut status = EXIT_OK;
+    for file in files {
+        match read_trace(file) {
+            Ok(trace) => traces.push(trace),
+            Err(error) => {
+                say(err, error);
+                status = EXIT_FAILED;
+            }
+        }
+    }
+    if status == EXIT_OK {
+        let _ = write!(out, "{}", summarize(&traces));
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn usage_error(list: &[&str]) -> String {
+        match parse(args(list)) {
+            Err(UsageError(message)) => message,
+            Ok(command) => panic!("expected a usage error, got {command:?}"),
+        }
+    }
+
+    #[test]
+    fn check_options_are_parsed_in_any_position() {
+        let parsed = parse(args(&[
+            "check",
+            "--expect-events=4",
+            "a.pfw",
+            "--expect-names",
+            "main, solve",
+            "--expect-names=step",
+            "--expect-phases",
+            "B,E",
+            "--min-threads",
+            "2",
+            "--allow-truncated",
+            "b.pfw",
+        ]));
+        let expected = CheckCommand {
+            files: vec![PathBuf::from("a.pfw"), PathBuf::from("b.pfw")],
+            expect_events: Some(4),
+            expect_names: Some(["main", "solve", "step"].map(String::from).into()),
+            expect_phases: Some(["B", "E"].map(String::from).into()),
+            min_threads: Some(2),
+            allow_truncated: true,
+        };
+        assert_eq!(parsed, Ok(Command::Check(expected)));
+    }
+
+    #[test]
+    fn arguments_after_double_dash_are_files() {
+        let parsed = parse(args(&["summary", "--", "--odd-name.pfw"]));
+        assert_eq!(
+            parsed,
+            Ok(Command::Summary(vec![PathBuf::from("--odd-name.pfw")]))
+        );
+    }
+
+    #[test]
+    fn help_wins_anywhere_before_double_dash() {
+        assert_eq!(parse(args(&["check", "x", "--help"])), Ok(Command::Help));
+        assert_eq!(parse(args(&["help"])), Ok(Command::Help));
+    }
+
+    #[test]
+    fn unknown_option_is_named() {
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--expect-evnts", "3"]),
+            "unknown option `--expect-evnts` for `check`"
+        );
+        assert_eq!(
+            usage_error(&["summary", "-v", "a.pfw"]),
+            "unknown option `-v` for `summary`"
+        );
+    }
+
+    #[test]
+    fn missing_command_and_unknown_command_are_usage_errors() {
+        assert_eq!(usage_error(&[]), "missing command");
+        assert!(usage_error(&["verify"]).starts_with("unknown command `verify`"));
+    }
+
+    #[test]
+    fn option_without_value_is_a_usage_error() {
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--min-threads"]),
+            "option `--min-threads` needs a value"
+        );
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--min-threads", "--allow-truncated"]),
+            "option `--min-threads` needs a value"
+        );
+    }
+
+    #[test]
+    fn bad_numbers_are_usage_errors() {
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--expect-events", "-3"]),
+            "option `--expect-events` needs a value"
+        );
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--expect-events=many"]),
+            "invalid value `many` for `--expect-events`: expected a whole number such as 12"
+        );
+    }
+
+    #[test]
+    fn repeated_counts_are_usage_errors() {
+        assert_eq!(
+            usage_error(&["check", "a.pfw", "--min-threads=1", "--min-threads=2"]),
+            "option `--min-threads` is given more than once"
+        );
+    }
+
+    #[test]
+    fn unknown_and_metadata_phases_are_rejected() {
+        assert!(usage_error(&["check", "a.pfw", "--expect-phases=B,Q"])
+            .starts_with("unknown phase `Q`"));
+        assert!(usage_error(&["check", "a.pfw", "--expect-phases=M"])
+            .contains("metadata events are not counted"));
+    }
+
+    #[test]
+    fn commands_need_files() {
+        assert_eq!(
+            usage_error(&["check", "--allow-truncated"]),
+            "`check` needs at least one FILE"
+        );
+        assert_eq!(
+            usage_error(&["summary"]),
+            "`summary` needs at least one FILE"
+        );
+    }
+
+    #[test]
+    fn usage_errors_exit_with_status_two() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = run(args(&["check", "--bogus", "x"]), &mut out, &mut err);
+        assert_eq!(status, EXIT_USAGE);
+        assert!(out.is_empty());
+        let err = String::from_utf8(err).expect("UTF-8");
+        assert!(err.starts_with("perfflow-trace: unknown option `--bogus` for `check`\nusage:"));
+    }
+}
