@@ -1,1 +1,136 @@
-//! Runtime (work in progress).
+//! perfflow runtime: records the events of woven C/C++ programs and writes
+//! them as a Chrome Trace Format JSON array (`perfflow.array.<host>.<pid>.pfw`)
+//! that Perfetto and `chrome://tracing` open.
+//!
+//! The C interface is declared in `include/perfflow.h`; this file only
+//! adapts it. The work is split as follows:
+//!
+//! - [`site`]: the `struct perfflow_site` mirror and interning of the string
+//!   ABI and the region API into sites;
+//! - [`event`]: the 16-byte raw record stored per event;
+//! - `buffer`: per-thread buffers, the registry, hand-off and final flush
+//!   (the hot path lives there);
+//! - [`decode`]: raw records to trace events (pointcut rules, async ids);
+//! - [`writer`]: the [`writer::Sink`] trait and the Chrome JSON writer;
+//! - [`clock`], [`demangle`], [`error`]: support.
+//!
+//! No function of the C interface panics or unwinds into C: the hot path has
+//! no panicking operation, and the cold paths run under `catch_unwind`.
+
+pub mod clock;
+pub mod decode;
+pub mod demangle;
+pub mod error;
+pub mod event;
+pub mod site;
+pub mod writer;
+
+mod buffer;
+
+use std::ffi::{c_char, c_int};
+
+pub use buffer::{dropped_events, trace_file_name, CHUNK_RECORDS};
+pub use error::Error;
+pub use site::Site;
+
+/// Records entry into a woven function.
+///
+/// # Safety
+/// `site` must be null or point to a `struct perfflow_site` that stays valid
+/// and unchanged until the process exits.
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
+    if event::packable(site) {
+        buffer::record_enter(site);
+    } else {
+        buffer::reject_site();
+    }
+}
+
+/// Records exit from a woven function.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
+    if event::packable(site) {
+        buffer::record_exit(site);
+    } else {
+        buffer::reject_site();
+    }
+}
+
+/// PerfFlowAspect ABI: entry advice.
+///
+/// # Safety
+/// Every string argument must be null or a NUL-terminated string that stays
+/// valid and unchanged until the process exits (the weaver passes string
+/// constants; repeated calls are recognised by address).
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_weave_before(
+    is_async: c_int,
+    module: *const c_char,
+    function: *const c_char,
+    scope: *const c_char,
+    flow: *const c_char,
+    pcut: *const c_char,
+) {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
+        Some(site) => buffer::record_enter(site),
+        None => buffer::reject_site(),
+    }
+}
+
+/// PerfFlowAspect ABI: exit advice.
+///
+/// # Safety
+/// As for [`perfflow_weave_before`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_weave_after(
+    is_async: c_int,
+    module: *const c_char,
+    function: *const c_char,
+    scope: *const c_char,
+    flow: *const c_char,
+    pcut: *const c_char,
+) {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
+        Some(site) => buffer::record_exit(site),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Opens a manually marked region named `name` on the calling thread.
+///
+/// # Safety
+/// `name` must be null (ignored) or a NUL-terminated string valid for the
+/// duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_region(name) } {
+        Some(site) => buffer::record_enter(site),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Closes the innermost open region named `name` on the calling thread.
+///
+/// # Safety
+/// As for [`perfflow_region_begin`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_region(name) } {
+        Some(site) => buffer::record_exit(site),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Number of events dropped so far (see [`dropped_events`]).
+#[no_mangle]
+pub extern "C" fn perfflow_dropped_events() -> u64 {
+    dropped_events()
+}

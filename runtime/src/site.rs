@@ -1,0 +1,475 @@
+//! Sites: the constant descriptor of one woven function or region.
+//!
+//! [`Site`] mirrors `struct perfflow_site` from `include/perfflow.h`
+//! byte for byte. The weaver emits one per woven function as a constant, and
+//! the runtime stores only its address per event. The string ABI inherited
+//! from PerfFlowAspect (`perfflow_weave_before/after`) and the manual region
+//! API have no such constant, so they are mapped onto sites here by
+//! *interning*: the first call with a given set of strings builds a site,
+//! leaks it (it must outlive every record that points at it), and later calls
+//! find it again — first in a small per-thread cache keyed by the string
+//! pointers (no lock), then in a global map (locked, cold).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr;
+use std::sync::{Mutex, OnceLock};
+
+use crate::demangle;
+
+/// Value of `PERFFLOW_SITE_ABI_VERSION` this runtime understands.
+pub const SITE_ABI_VERSION: u32 = 1;
+
+/// `enum perfflow_pointcut`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Pointcut {
+    /// Begin at entry, end at exit.
+    Around = 0,
+    /// Instant at entry only.
+    Before = 1,
+    /// Instant at exit only.
+    After = 2,
+    /// Async begin at entry, async end at exit.
+    AroundAsync = 3,
+    /// Async instant at entry only.
+    BeforeAsync = 4,
+    /// Async instant at exit only.
+    AfterAsync = 5,
+}
+
+impl Pointcut {
+    /// Decodes the C value; unknown values read as `Around`, the default
+    /// pointcut of an annotation.
+    pub fn from_raw(raw: u32) -> Pointcut {
+        match raw {
+            1 => Pointcut::Before,
+            2 => Pointcut::After,
+            3 => Pointcut::AroundAsync,
+            4 => Pointcut::BeforeAsync,
+            5 => Pointcut::AfterAsync,
+            _ => Pointcut::Around,
+        }
+    }
+
+    /// Parses an upstream pointcut string (`"around"`, `"before_async"`, ...).
+    /// `force_async` (the upstream `async` argument) turns a sync pointcut
+    /// into its async form. Missing or unknown strings mean `around`.
+    pub fn parse(text: Option<&[u8]>, force_async: bool) -> Pointcut {
+        let text = text.unwrap_or(b"around");
+        let lower: Vec<u8> = text.iter().map(u8::to_ascii_lowercase).collect();
+        let (base, is_async) = match lower.strip_suffix(b"_async") {
+            Some(base) => (base, true),
+            None => (&lower[..], false),
+        };
+        let is_async = is_async || force_async;
+        match (base, is_async) {
+            (b"before", false) => Pointcut::Before,
+            (b"after", false) => Pointcut::After,
+            (b"before", true) => Pointcut::BeforeAsync,
+            (b"after", true) => Pointcut::AfterAsync,
+            (_, true) => Pointcut::AroundAsync,
+            _ => Pointcut::Around,
+        }
+    }
+
+    /// True for the three `_async` pointcuts.
+    pub fn is_async(self) -> bool {
+        matches!(
+            self,
+            Pointcut::AroundAsync | Pointcut::BeforeAsync | Pointcut::AfterAsync
+        )
+    }
+}
+
+/// `enum perfflow_flow`. Recorded in the site; flow arrows are not written
+/// yet (they plug into the decoder as Chrome `s`/`f` events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Flow {
+    /// No flow.
+    None = 0,
+    /// Flow ends here.
+    In = 1,
+    /// Flow starts here.
+    Out = 2,
+    /// Flow ends at entry and starts at exit.
+    InOut = 3,
+    /// Flow starts at entry and ends at exit.
+    OutIn = 4,
+}
+
+impl Flow {
+    /// Parses an upstream flow string; `"NA"`, empty or unknown mean `None`.
+    pub fn parse(text: Option<&[u8]>) -> Flow {
+        let lower: Vec<u8> = text
+            .unwrap_or(b"")
+            .iter()
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        match &lower[..] {
+            b"in" => Flow::In,
+            b"out" => Flow::Out,
+            b"inout" => Flow::InOut,
+            b"outin" => Flow::OutIn,
+            _ => Flow::None,
+        }
+    }
+}
+
+/// `struct perfflow_site`.
+///
+/// Invariant: every string pointer is null or points to a NUL-terminated
+/// string that lives at least as long as the site. Rust code can only build
+/// sites through [`Site::new`] (from `'static` strings) or by interning, and C
+/// code promises it through the ABI, so the accessors below are safe.
+#[derive(Debug)]
+#[repr(C)]
+pub struct Site {
+    abi_version: u32,
+    pointcut: u32,
+    flow: u32,
+    line: u32,
+    name: *const c_char,
+    file: *const c_char,
+    scope: *const c_char,
+    symbol: *const c_char,
+}
+
+// SAFETY: a site is immutable after construction and its strings are
+// immutable `'static` data, so sharing it between threads is sound.
+unsafe impl Sync for Site {}
+// SAFETY: as above; nothing in a site is tied to a thread.
+unsafe impl Send for Site {}
+
+impl Site {
+    /// Builds a site from static strings, as the weaver would emit it.
+    pub const fn new(
+        pointcut: Pointcut,
+        flow: Flow,
+        name: &'static CStr,
+        file: &'static CStr,
+        scope: Option<&'static CStr>,
+        symbol: &'static CStr,
+    ) -> Site {
+        Site {
+            abi_version: SITE_ABI_VERSION,
+            pointcut: pointcut as u32,
+            flow: flow as u32,
+            line: 0,
+            name: name.as_ptr(),
+            file: file.as_ptr(),
+            scope: match scope {
+                Some(s) => s.as_ptr(),
+                None => ptr::null(),
+            },
+            symbol: symbol.as_ptr(),
+        }
+    }
+
+    fn leaked(
+        pointcut: Pointcut,
+        flow: Flow,
+        name: &'static CStr,
+        file: &'static CStr,
+        scope: Option<&'static CStr>,
+        symbol: &'static CStr,
+    ) -> &'static Site {
+        Box::leak(Box::new(Site::new(
+            pointcut, flow, name, file, scope, symbol,
+        )))
+    }
+
+    /// `abi_version` as written by the producer of the site.
+    pub fn abi_version(&self) -> u32 {
+        self.abi_version
+    }
+
+    /// The pointcut of the site.
+    pub fn pointcut(&self) -> Pointcut {
+        Pointcut::from_raw(self.pointcut)
+    }
+
+    /// The flow annotation of the site (raw value).
+    pub fn flow_raw(&self) -> u32 {
+        self.flow
+    }
+
+    /// Source line, 0 when unknown.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    fn text(p: *const c_char) -> Option<&'static [u8]> {
+        if p.is_null() {
+            None
+        } else {
+            // SAFETY: by the type invariant a non-null string pointer is a
+            // NUL-terminated string that outlives the site.
+            Some(unsafe { CStr::from_ptr(p) }.to_bytes())
+        }
+    }
+
+    /// Display name (demangled, without parameters); empty when missing.
+    pub fn name(&self) -> &[u8] {
+        Site::text(self.name)
+            .or_else(|| Site::text(self.symbol))
+            .unwrap_or(b"")
+    }
+
+    /// Source file; empty when missing.
+    pub fn file(&self) -> &[u8] {
+        Site::text(self.file).unwrap_or(b"")
+    }
+
+    /// Annotation scope, `None` when the annotation gave none.
+    pub fn scope(&self) -> Option<&[u8]> {
+        Site::text(self.scope).filter(|s| !s.is_empty())
+    }
+
+    /// Linkage name; empty when missing.
+    pub fn symbol(&self) -> &[u8] {
+        Site::text(self.symbol).unwrap_or(b"")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Interning
+// ---------------------------------------------------------------------------
+
+/// Global map from the full string key to the interned site. Only reached on
+/// a per-thread cache miss.
+type InternKey = (u8, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Site>> {
+    static MAP: OnceLock<Mutex<HashMap<InternKey, &'static Site>>> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn leak_str(bytes: &[u8]) -> &'static CStr {
+    // Interior NULs cannot occur: the bytes came from a C string.
+    let owned = CString::new(bytes.to_vec()).unwrap_or_default();
+    Box::leak(owned.into_boxed_c_str())
+}
+
+/// `"NA"` and empty strings mean "not given" in the upstream ABI.
+fn given(text: Option<&[u8]>) -> Option<&[u8]> {
+    text.filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case(b"NA"))
+}
+
+/// Category used for sites created by the manual region API.
+pub const REGION_FILE: &str = "region";
+
+/// Returns the interned site for an upstream-ABI call. Cold path: takes the
+/// intern lock and may allocate.
+pub fn intern_upstream(
+    force_async: bool,
+    module: Option<&[u8]>,
+    function: Option<&[u8]>,
+    scope: Option<&[u8]>,
+    flow: Option<&[u8]>,
+    pcut: Option<&[u8]>,
+) -> &'static Site {
+    let key: InternKey = (
+        force_async as u8,
+        module.unwrap_or(b"").to_vec(),
+        function.unwrap_or(b"").to_vec(),
+        scope.unwrap_or(b"").to_vec(),
+        flow.unwrap_or(b"").to_vec(),
+        pcut.unwrap_or(b"").to_vec(),
+    );
+    let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(site) = map.get(&key) {
+        return site;
+    }
+    let symbol = function.unwrap_or(b"");
+    let name = demangle::display_name(symbol);
+    let site = Site::leaked(
+        Pointcut::parse(given(pcut), force_async),
+        Flow::parse(given(flow)),
+        leak_str(name.as_bytes()),
+        leak_str(module.unwrap_or(b"")),
+        given(scope).map(leak_str),
+        leak_str(symbol),
+    );
+    map.insert(key, site);
+    site
+}
+
+/// Returns the interned site for a manual region (`around` pointcut, category
+/// [`REGION_FILE`]). Cold path.
+pub fn intern_region(name: &[u8]) -> &'static Site {
+    // Region keys use a tag value no upstream key has, so a region named like
+    // an upstream function still gets its own site.
+    let key: InternKey = (
+        2,
+        REGION_FILE.as_bytes().to_vec(),
+        name.to_vec(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(site) = map.get(&key) {
+        return site;
+    }
+    let name = leak_str(name);
+    let site = Site::leaked(
+        Pointcut::Around,
+        Flow::None,
+        name,
+        leak_str(REGION_FILE.as_bytes()),
+        None,
+        name,
+    );
+    map.insert(key, site);
+    site
+}
+
+// ---------------------------------------------------------------------------
+// Per-thread lookup cache
+// ---------------------------------------------------------------------------
+
+const CACHE_SLOTS: usize = 32;
+
+/// Marks a region entry in the cache key (upstream entries hold 0 or 1).
+const REGION_TAG: usize = 2;
+
+#[derive(Clone, Copy)]
+struct CacheEntry {
+    /// `[async flag or REGION_TAG, module, function, scope, flow, pcut]` as
+    /// addresses.
+    key: [usize; 6],
+    site: *const Site,
+}
+
+const EMPTY_ENTRY: CacheEntry = CacheEntry {
+    key: [usize::MAX; 6],
+    site: ptr::null(),
+};
+
+thread_local! {
+    static CACHE: RefCell<[CacheEntry; CACHE_SLOTS]> =
+        const { RefCell::new([EMPTY_ENTRY; CACHE_SLOTS]) };
+}
+
+#[inline]
+fn slot_of(addr: usize) -> usize {
+    ((addr >> 3) ^ (addr >> 11)) % CACHE_SLOTS
+}
+
+fn cache_get(key: &[usize; 6]) -> Option<*const Site> {
+    CACHE
+        .try_with(|c| {
+            let c = c.try_borrow().ok()?;
+            let e = &c[slot_of(key[2])];
+            (e.key == *key).then_some(e.site)
+        })
+        .ok()
+        .flatten()
+}
+
+fn cache_put(key: [usize; 6], site: *const Site) {
+    let _ = CACHE.try_with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            c[slot_of(key[2])] = CacheEntry { key, site };
+        }
+    });
+}
+
+/// Reads an optional C string.
+///
+/// # Safety
+/// `p` must be null or a valid NUL-terminated string.
+unsafe fn opt_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: guaranteed by the caller.
+        Some(unsafe { CStr::from_ptr(p) }.to_bytes())
+    }
+}
+
+/// Finds the site for an upstream-ABI call. The cache is keyed by the string
+/// addresses: the weaver passes string constants, so equal addresses mean
+/// equal strings and a hit costs no string work.
+///
+/// # Safety
+/// Each pointer must be null or a valid NUL-terminated string.
+pub unsafe fn lookup_upstream(
+    is_async: bool,
+    module: *const c_char,
+    function: *const c_char,
+    scope: *const c_char,
+    flow: *const c_char,
+    pcut: *const c_char,
+) -> Option<*const Site> {
+    let key = [
+        is_async as usize,
+        module as usize,
+        function as usize,
+        scope as usize,
+        flow as usize,
+        pcut as usize,
+    ];
+    if let Some(site) = cache_get(&key) {
+        return Some(site);
+    }
+    lookup_upstream_cold(key, module, function, scope, flow, pcut)
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn lookup_upstream_cold(
+    key: [usize; 6],
+    module: *const c_char,
+    function: *const c_char,
+    scope: *const c_char,
+    flow: *const c_char,
+    pcut: *const c_char,
+) -> Option<*const Site> {
+    let found = std::panic::catch_unwind(|| {
+        // SAFETY: forwarded from the caller's contract.
+        let (m, f, s, fl, p) = unsafe {
+            (
+                opt_bytes(module),
+                opt_bytes(function),
+                opt_bytes(scope),
+                opt_bytes(flow),
+                opt_bytes(pcut),
+            )
+        };
+        intern_upstream(key[0] != 0, m, f, s, fl, p) as *const Site
+    })
+    .ok()?;
+    cache_put(key, found);
+    Some(found)
+}
+
+/// Finds the site for a manual region. The cache is keyed by the name's
+/// address, but the name is also compared on a hit, because callers may
+/// build names at run time in a reused buffer.
+///
+/// # Safety
+/// `name` must be null or a valid NUL-terminated string.
+pub unsafe fn lookup_region(name: *const c_char) -> Option<*const Site> {
+    if name.is_null() {
+        return None;
+    }
+    let key = [REGION_TAG, 0, name as usize, 0, 0, 0];
+    if let Some(site) = cache_get(&key) {
+        // SAFETY: interned region sites have a valid `symbol`; `name` is
+        // valid by the caller's contract.
+        if unsafe { libc::strcmp((*site).symbol, name) } == 0 {
+            return Some(site);
+        }
+    }
+    let found = std::panic::catch_unwind(|| {
+        // SAFETY: `name` is a valid C string by the caller's contract.
+        intern_region(unsafe { CStr::from_ptr(name) }.to_bytes()) as *const Site
+    })
+    .ok()?;
+    cache_put(key, found);
+    Some(found)
+}

@@ -1,0 +1,413 @@
+//! Trace output: the [`Sink`] trait and the Chrome Trace Format JSON writer.
+//!
+//! The decoder hands every event to a [`Sink`]. [`ChromeJsonWriter`] is the
+//! sink used at run time; tests implement [`Sink`] with a recorder.
+//!
+//! File layout (a complete JSON array that `jq` and Perfetto accept):
+//!
+//! ```text
+//! [
+//! {"name":"process_name","ph":"M","pid":7,"tid":7,"args":{"name":"app"}},
+//! {"name":"foo","cat":"app.c","pid":7,"tid":7,"ts":1700000000000000.125,"ph":"B"},
+//! ...
+//! {"name":"thread_name","ph":"M","pid":7,"tid":7,"args":{"name":"app"}}
+//! ]
+//! ```
+//!
+//! Every line is produced as `{...},` and the writer always holds the last
+//! `,` back in memory until it knows whether another event follows, so the
+//! final flush can drop it without seeking. Output goes to the destination
+//! in blocks of about [`FLUSH_BYTES`]; nothing is written per event.
+//!
+//! Formatting is cheap per event: the part of a line that depends only on
+//! the site (name, category, pid) is escaped once and cached by site address.
+//!
+//! The `log-format=object` option of PerfFlowAspect plugs in here as a
+//! different header/footer (`{"traceEvents":[` ... `]}`); compact `X` events
+//! add one more [`Phase`] with a duration.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, Write};
+
+use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::error::Error;
+use crate::site::{Pointcut, Site, SITE_ABI_VERSION};
+
+/// Bytes buffered before they are written to the destination.
+pub const FLUSH_BYTES: usize = 1 << 20;
+
+/// Receiver of decoded trace data. Every method has a no-op default.
+pub trait Sink {
+    /// Name of the traced process (written once, at the start).
+    fn process_name(&mut self, _pid: u32, _name: &str) {}
+    /// Name of a thread, written when the thread's records are complete.
+    fn thread_name(&mut self, _tid: u32, _name: &str) {}
+    /// One trace event.
+    fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// Recorded events broke a pointcut rule (see [`Misuse`]).
+    fn misuse(&mut self, _what: Misuse, _site: &Site) {}
+    /// No more data follows.
+    fn finish(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// Hasher for site addresses: one multiply, which is all a pointer key needs.
+#[derive(Default)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+    }
+}
+
+/// Writes `bytes` as a JSON string literal (with quotes). Invalid UTF-8 is
+/// replaced by U+FFFD so the output is always valid JSON.
+pub fn write_json_string(out: &mut Vec<u8>, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    out.push(b'"');
+    for c in text.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            c if (c as u32) < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let v = c as u32 as usize;
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[v >> 4]);
+                out.push(HEX[v & 0xf]);
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends the decimal digits of `v`.
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + v as u8;
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// The six-digit microsecond part and the three-digit nanosecond part of a
+/// `ts` value: `uuuuuu.nnn`.
+#[inline]
+fn write_us_frac(out: &mut Vec<u8>, micros: u32, nanos: u32) {
+    let a = (micros / 10_000) as usize * 2;
+    let b = (micros / 100 % 100) as usize * 2;
+    let c = (micros % 100) as usize * 2;
+    let d = (nanos / 10) as usize * 2;
+    out.extend_from_slice(&[
+        DIGIT_PAIRS[a],
+        DIGIT_PAIRS[a + 1],
+        DIGIT_PAIRS[b],
+        DIGIT_PAIRS[b + 1],
+        DIGIT_PAIRS[c],
+        DIGIT_PAIRS[c + 1],
+        b'.',
+        DIGIT_PAIRS[d],
+        DIGIT_PAIRS[d + 1],
+        b'0' + (nanos % 10) as u8,
+    ]);
+}
+
+/// Appends a Chrome `ts` value: microseconds with three decimals, so the
+/// nanosecond stamp survives exactly.
+#[inline]
+pub fn write_ts(out: &mut Vec<u8>, epoch_ns: u64) {
+    let secs = epoch_ns / 1_000_000_000;
+    let sub = (epoch_ns % 1_000_000_000) as u32;
+    if secs == 0 {
+        write_u64(out, u64::from(sub / 1000));
+        let nanos = sub % 1000;
+        let d = (nanos / 10) as usize * 2;
+        out.extend_from_slice(&[
+            b'.',
+            DIGIT_PAIRS[d],
+            DIGIT_PAIRS[d + 1],
+            b'0' + (nanos % 10) as u8,
+        ]);
+    } else {
+        write_u64(out, secs);
+        write_us_frac(out, sub / 1000, sub % 1000);
+    }
+}
+
+/// Category of an event: the source file for sync pointcuts, the scope (or
+/// `"default"`) for async ones.
+pub fn category(site: &Site) -> &[u8] {
+    if site.pointcut().is_async() {
+        site.scope().unwrap_or(b"default")
+    } else {
+        site.file()
+    }
+}
+
+/// Streams a Chrome Trace Format JSON array into `W`.
+pub struct ChromeJsonWriter<W: Write> {
+    dest: W,
+    out: Vec<u8>,
+    pid: u32,
+    prefixes: HashMap<usize, Box<[u8]>, BuildHasherDefault<AddrHasher>>,
+    tid_secs: Option<(u32, u64)>,
+    tid_text: Vec<u8>,
+    error: Option<io::Error>,
+    reported: [bool; 3],
+    finished: bool,
+    written: u64,
+    lost: u64,
+}
+
+impl<W: Write> ChromeJsonWriter<W> {
+    /// Starts a trace for process `pid` (writes nothing to `dest` yet).
+    pub fn new(dest: W, pid: u32) -> ChromeJsonWriter<W> {
+        let mut out = Vec::with_capacity(FLUSH_BYTES + 4096);
+        out.extend_from_slice(b"[\n");
+        ChromeJsonWriter {
+            dest,
+            out,
+            pid,
+            prefixes: HashMap::default(),
+            tid_secs: None,
+            tid_text: Vec::new(),
+            error: None,
+            reported: [false; 3],
+            finished: false,
+            written: 0,
+            lost: 0,
+        }
+    }
+
+    /// Events written so far.
+    pub fn events_written(&self) -> u64 {
+        self.written
+    }
+
+    /// Events that could not be written (after `finish`, or after an I/O
+    /// error).
+    pub fn events_lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// The destination, for tests that write into a `Vec<u8>`.
+    pub fn into_inner(self) -> W {
+        self.dest
+    }
+
+    /// True while events are still written (not finished, no I/O error).
+    pub fn is_open(&self) -> bool {
+        !self.finished && self.error.is_none()
+    }
+
+    /// True once writing failed (the failure was reported on stderr).
+    pub fn has_failed(&self) -> bool {
+        self.error.is_some()
+    }
+
+    fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
+        if site.abi_version() != SITE_ABI_VERSION {
+            self.misuse(Misuse::UnknownSiteVersion, site);
+        }
+        let mut p = Vec::with_capacity(64);
+        p.extend_from_slice(b"{\"name\":");
+        write_json_string(&mut p, site.name());
+        p.extend_from_slice(b",\"cat\":");
+        write_json_string(&mut p, category(site));
+        p.extend_from_slice(b",\"pid\":");
+        write_u64(&mut p, u64::from(self.pid));
+        p.extend_from_slice(b",\"tid\":");
+        p.into_boxed_slice()
+    }
+
+    fn metadata(&mut self, what: &[u8], tid: u32, name: &str) {
+        if !self.is_open() {
+            return;
+        }
+        self.out.extend_from_slice(b"{\"name\":\"");
+        self.out.extend_from_slice(what);
+        self.out.extend_from_slice(b"\",\"ph\":\"M\",\"pid\":");
+        write_u64(&mut self.out, u64::from(self.pid));
+        self.out.extend_from_slice(b",\"tid\":");
+        write_u64(&mut self.out, u64::from(tid));
+        self.out.extend_from_slice(b",\"args\":{\"name\":");
+        write_json_string(&mut self.out, name.as_bytes());
+        self.out.extend_from_slice(b"}},\n");
+        self.maybe_flush();
+    }
+
+    #[inline]
+    fn maybe_flush(&mut self) {
+        if self.out.len() >= FLUSH_BYTES {
+            self.flush_block();
+        }
+    }
+
+    /// Writes the buffered lines except a trailing `,\n`, which stays behind
+    /// until the next line (or the end of the array) decides its fate.
+    fn flush_block(&mut self) {
+        let keep = if self.out.ends_with(b",\n") { 2 } else { 0 };
+        let upto = self.out.len() - keep;
+        if let Err(e) = self.dest.write_all(&self.out[..upto]) {
+            self.fail(e);
+            return;
+        }
+        self.out.drain(..upto);
+    }
+
+    fn fail(&mut self, e: io::Error) {
+        let _ = writeln!(io::stderr(), "perfflow: cannot write the trace: {e}");
+        self.error = Some(e);
+        self.out.clear();
+    }
+}
+
+impl<W: Write> Sink for ChromeJsonWriter<W> {
+    fn process_name(&mut self, pid: u32, name: &str) {
+        self.metadata(b"process_name", pid, name);
+    }
+
+    fn thread_name(&mut self, tid: u32, name: &str) {
+        self.metadata(b"thread_name", tid, name);
+    }
+
+    #[inline]
+    fn event(&mut self, ev: &TraceEvent<'_>) {
+        if !self.is_open() {
+            self.lost += 1;
+            return;
+        }
+        let key = ev.site as *const Site as usize;
+        match self.prefixes.get(&key) {
+            Some(prefix) => self.out.extend_from_slice(prefix),
+            None => {
+                let prefix = self.build_prefix(ev.site);
+                self.out.extend_from_slice(&prefix);
+                self.prefixes.insert(key, prefix);
+            }
+        }
+        // `<tid>,"ts":<seconds>` changes rarely; it is formatted once per
+        // thread switch or second.
+        let secs = ev.ts_ns / 1_000_000_000;
+        if self.tid_secs != Some((ev.tid, secs)) {
+            self.tid_secs = Some((ev.tid, secs));
+            self.tid_text.clear();
+            write_u64(&mut self.tid_text, u64::from(ev.tid));
+            self.tid_text.extend_from_slice(b",\"ts\":");
+            if secs != 0 {
+                write_u64(&mut self.tid_text, secs);
+            }
+        }
+        self.out.extend_from_slice(&self.tid_text);
+        let sub = (ev.ts_ns % 1_000_000_000) as u32;
+        if secs != 0 {
+            write_us_frac(&mut self.out, sub / 1000, sub % 1000);
+        } else {
+            write_ts(&mut self.out, ev.ts_ns);
+        }
+        let (ph, id): (&[u8], Option<u64>) = match ev.phase {
+            Phase::Begin => (b",\"ph\":\"B\"}", None),
+            Phase::End => (b",\"ph\":\"E\"}", None),
+            Phase::Instant => (b",\"ph\":\"i\",\"s\":\"t\"}", None),
+            Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
+            Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
+            Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
+        };
+        self.out.extend_from_slice(ph);
+        if let Some(id) = id {
+            write_u64(&mut self.out, id);
+            self.out.push(b'}');
+        }
+        self.out.extend_from_slice(b",\n");
+        self.written += 1;
+        self.maybe_flush();
+    }
+
+    fn misuse(&mut self, what: Misuse, site: &Site) {
+        let idx = what as usize;
+        if self.reported[idx] {
+            return;
+        }
+        self.reported[idx] = true;
+        let name = String::from_utf8_lossy(site.name());
+        let text = match what {
+            Misuse::ExitWithoutEnter => "exit without a matching enter",
+            Misuse::UnbalancedExit => "exit while inner regions were still open",
+            Misuse::UnknownSiteVersion => "site with an unknown ABI version",
+        };
+        let pointcut = match site.pointcut() {
+            Pointcut::Around => "around",
+            Pointcut::AroundAsync => "around_async",
+            _ => "one-sided",
+        };
+        let _ = writeln!(
+            io::stderr(),
+            "perfflow: warning: {text} at `{name}` ({pointcut}); \
+             the event is dropped and further cases are not reported"
+        );
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if let Some(e) = self.error.take() {
+            return Err(Error::Io(e));
+        }
+        if self.out.ends_with(b",\n") {
+            let n = self.out.len();
+            self.out.truncate(n - 2);
+            self.out.push(b'\n');
+        }
+        self.out.extend_from_slice(b"]\n");
+        let result = self
+            .dest
+            .write_all(&self.out)
+            .and_then(|()| self.dest.flush());
+        self.out = Vec::new();
+        result.map_err(Error::Io)
+    }
+}

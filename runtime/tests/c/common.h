@@ -1,0 +1,23 @@
+/* Shared helpers for the runtime's C test programs. */
+#ifndef PERFFLOW_TEST_COMMON_H
+#define PERFFLOW_TEST_COMMON_H
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "perfflow.h"
+
+#define SITE(var, pc, fn, src, sc)                                              \
+    static const struct perfflow_site var = {PERFFLOW_SITE_ABI_VERSION, (pc),  \
+                                             PERFFLOW_FLOW_NONE, __LINE__,     \
+                                             (fn), (src), (sc), (fn)}
+
+/* Tells the test which trace file to expect. */
+static inline void print_identity(void) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    printf("pid=%d host=%s\n", (int)getpid(), host);
+    fflush(stdout);
+}
+
+#endif
