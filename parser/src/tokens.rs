@@ -36,9 +36,9 @@ pub enum Token<'a> {
     Eq,
     #[token(",")]
     Comma,
-    /// A bare word (letters, digits and `_`, not starting with a digit):
+    /// A bare word (letters, digits and `_`):
     /// annotation names, keys and unquoted values.
-    #[regex(r"[\p{L}_][\p{L}\p{M}\p{N}_]*", |lex| lex.slice())]
+    #[regex(r"[\p{L}\p{N}_][\p{L}\p{M}\p{N}_]*", |lex| lex.slice())]
     Ident(&'a str),
     /// A complete quoted value, quotes and escapes included verbatim.
     #[token("'", quoted)]

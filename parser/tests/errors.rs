@@ -310,3 +310,20 @@ fn an_error_displays_as_its_message() {
     let errors = errors("@critical_path(bogus=1)");
     assert_eq!(errors[0].to_string(), errors[0].message);
 }
+
+#[test]
+fn an_unknown_key_with_a_numeric_value_is_reported_as_an_unknown_key() {
+    let (text, message) = only_error("@critical_path(extra=1)");
+    assert_eq!(text, "extra");
+    assert_eq!(
+        message,
+        "unknown key 'extra': expected one of pointcut, scope, flow"
+    );
+}
+
+#[test]
+fn a_numeric_pointcut_is_a_bad_value() {
+    let (text, message) = only_error("@critical_path(pointcut=2)");
+    assert_eq!(text, "2");
+    assert!(message.starts_with("unknown pointcut '2'"), "{message}");
+}
