@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 host_config=${PERFFLOW_HOST_CONFIG:-host-configs/debian12-clang19.cmake}
 prefix=${PERFFLOW_PREFIX:-$PWD/build/install}
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -C "$host_config" -S . -B build -DCMAKE_INSTALL_PREFIX="$prefix" >build.configure.log 2>&1 \
-  || { cat build.configure.log >&2; exit 1; }
+mkdir -p build
+cmake -C "$host_config" -S . -B build -DCMAKE_INSTALL_PREFIX="$prefix" >build/configure.log 2>&1 \
+  || { cat build/configure.log >&2; exit 1; }
 cmake --build build -j "$jobs"
 cmake --install build >/dev/null

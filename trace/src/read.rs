@@ -257,32 +257,8 @@ impl<'a> Parser<'a> {
             let event = Event::from_raw(members, start.line)
                 .map_err(|error| Stop::Failed(self.layout_error_at(start, error.to_string())))?;
             events.push(event);
-            self.skip_whitespace();
-            match self.peek() {
-                None => return Err(Stop::Truncated { partial_line: None }),
-                Some(b',') => {
-                    self.bump();
-                    self.skip_whitespace();
-                    match self.peek() {
-                        None => return Err(Stop::Truncated { partial_line: None }),
-                        Some(b']') => {
-                            return Err(Stop::Failed(self.json_error(
-                                "expected another event after `,`, found `]`".to_string(),
-                            )))
-                        }
-                        Some(_) => {}
-                    }
-                }
-                Some(b']') => {
-                    self.bump();
-                    return Ok(());
-                }
-                Some(_) => {
-                    return Err(Stop::Failed(self.json_error(format!(
-                        "expected `,` or `]` after an event, found {}",
-                        self.found()
-                    ))))
-                }
+            if !self.another_item(b']', "event")? {
+                return Ok(());
             }
         }
     }
@@ -364,32 +340,8 @@ impl<'a> Parser<'a> {
                         self.value()?;
                     }
                 }
-                self.skip_whitespace();
-                match self.peek() {
-                    None => return Err(Stop::Truncated { partial_line: None }),
-                    Some(b',') => {
-                        self.bump();
-                        self.skip_whitespace();
-                        match self.peek() {
-                            None => return Err(Stop::Truncated { partial_line: None }),
-                            Some(b'}') => {
-                                return Err(Stop::Failed(self.json_error(
-                                    "expected another member after `,`, found `}`".to_string(),
-                                )))
-                            }
-                            Some(_) => {}
-                        }
-                    }
-                    Some(b'}') => {
-                        self.bump();
-                        break;
-                    }
-                    Some(_) => {
-                        return Err(Stop::Failed(self.json_error(format!(
-                            "expected `,` or `}}` after a member, found {}",
-                            self.found()
-                        ))))
-                    }
+                if !self.another_item(b'}', "member")? {
+                    break;
                 }
             },
         }
@@ -445,6 +397,41 @@ impl<'a> Parser<'a> {
                 }
             }
             None => Err(Stop::Truncated { partial_line: None }),
+        }
+    }
+
+    /// After an item of an array or object: consumes `,` (true: another
+    /// item follows) or the closing `close` (false). The end of the input is
+    /// truncation; a `,` right before `close` or any other byte is an error.
+    fn another_item(&mut self, close: u8, item: &str) -> Result<bool, Stop> {
+        let close_char = char::from(close);
+        let article = if item.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        self.skip_whitespace();
+        match self.peek() {
+            None => Err(Stop::Truncated { partial_line: None }),
+            Some(b',') => {
+                self.bump();
+                self.skip_whitespace();
+                match self.peek() {
+                    None => Err(Stop::Truncated { partial_line: None }),
+                    Some(c) if c == close => Err(Stop::Failed(self.json_error(format!(
+                        "expected another {item} after `,`, found `{close_char}`"
+                    )))),
+                    Some(_) => Ok(true),
+                }
+            }
+            Some(c) if c == close => {
+                self.bump();
+                Ok(false)
+            }
+            Some(_) => Err(Stop::Failed(self.json_error(format!(
+                "expected `,` or `{close_char}` after {article} {item}, found {}",
+                self.found()
+            )))),
         }
     }
 
