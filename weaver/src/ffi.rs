@@ -2,6 +2,7 @@
 //! through which the C++ shim hands each module to the weaver. Nothing
 //! unwinds across it.
 
+use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -9,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use inkwell::llvm_sys::prelude::LLVMModuleRef;
 use inkwell::module::Module;
 
-use crate::weave::{weave_module, Options, WeaveError};
+use crate::weave::{weave_module_tracked, Options, WeaveError};
 
 /// `llvm::PassPluginLibraryInfo`, laid out as the C++ aggregate.
 #[repr(C)]
@@ -54,22 +55,31 @@ pub enum WeaveOutcome {
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_weave_module(module: LLVMModuleRef) -> WeaveOutcome {
     let options = Options::from_env();
+    let changing = Cell::new(false);
     let result = catch_unwind(AssertUnwindSafe(|| {
         // The module belongs to LLVM: never let inkwell dispose of it.
         // SAFETY: `module` is valid for the duration of this call.
         let module = ManuallyDrop::new(unsafe { Module::new(module) });
-        weave_module(&module, &options)
+        weave_module_tracked(&module, &options, &changing)
     }));
     match result {
         Ok(Ok(report)) if report.woven.is_empty() => WeaveOutcome::Unchanged,
         Ok(Ok(_)) => WeaveOutcome::Changed,
         Ok(Err(WeaveError::Rejected { .. })) => WeaveOutcome::Rejected,
-        Err(_) => {
+        Err(_) if !changing.get() => {
             eprintln!(
-                "perfflow: internal error in the weaver; module left as it was \
-                 before weaving began (please report this with the source file)"
+                "perfflow: internal error in the weaver; this module was left unchanged \
+                 and is not traced (please report it with the source file)"
             );
             WeaveOutcome::InternalError
+        }
+        Err(_) => {
+            eprintln!(
+                "perfflow: internal error in the weaver while weaving; this module may be \
+                 only partly traced (please report it with the source file)"
+            );
+            // The module did change: analyses must not be kept.
+            WeaveOutcome::Changed
         }
     }
 }

@@ -38,6 +38,7 @@
 //!     landing pad that every call which may throw now unwinds through;
 //!  4. mark the function `"perfflow.woven"` so that weaving twice weaves once.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -135,6 +136,17 @@ struct Plan {
 
 /// Weaves every annotated function of `module`.
 pub fn weave_module(module: &Module, options: &Options) -> Result<WeaveReport, WeaveError> {
+    weave_module_tracked(module, options, &Cell::new(false))
+}
+
+/// [`weave_module`], setting `changing` just before the first change to the
+/// module, so a caller that catches a panic can tell whether the module is
+/// still as it was. Everything that reads, parses or can fail comes first.
+pub fn weave_module_tracked(
+    module: &Module,
+    options: &Options,
+    changing: &Cell<bool>,
+) -> Result<WeaveReport, WeaveError> {
     // Step 1: read and parse.
     let mut by_function: Vec<(LLVMValueRef, Vec<FunctionAnnotation>)> = Vec::new();
     let mut index: HashMap<LLVMValueRef, usize> = HashMap::new();
@@ -235,6 +247,7 @@ pub fn weave_module(module: &Module, options: &Options) -> Result<WeaveReport, W
     if plans.is_empty() {
         return Ok(report);
     }
+    changing.set(true);
     let advice = Advice::declare(module);
     for plan in plans {
         let site = emit_site(module, &plan.info)
@@ -403,11 +416,14 @@ fn weave_function(
 
         if aspect.pointcut.has_enter() {
             let entry = LLVMGetEntryBasicBlock(function);
-            let first = ir::instructions(entry)
+            // Valid IR ends every block with a terminator, so a non-alloca
+            // instruction always exists.
+            if let Some(first) = ir::instructions(entry)
                 .into_iter()
                 .find(|i| ir::opcode(*i) != LLVMOpcode::LLVMAlloca)
-                .expect("a basic block ends with a terminator");
-            call_advice(advice.enter, first);
+            {
+                call_advice(advice.enter, first);
+            }
         }
 
         if let Some(exits) = exits {
@@ -429,8 +445,9 @@ fn weave_function(
 
     let attribute = context.create_string_attribute(WOVEN_ATTRIBUTE, "");
     // SAFETY: `function` is a function of `module`.
-    let function = unsafe { FunctionValue::new(function) }.expect("annotated value is a function");
-    function.add_attribute(AttributeLoc::Function, attribute);
+    if let Some(function) = unsafe { FunctionValue::new(function) } {
+        function.add_attribute(AttributeLoc::Function, attribute);
+    }
 }
 
 /// `perfflow.cleanup: landingpad cleanup; exit advice; resume`.
