@@ -1,0 +1,1 @@
+//! Metric sampler (work in progress).
