@@ -1,0 +1,197 @@
+//! Child processes doing known work, for tests on the real `/proc`.
+//!
+//! A test binary re-executes itself with `PERFFLOW_MONITOR_WORKLOAD` naming
+//! a workload and the name of its entry test (which calls
+//! [`run_workload_if_requested`]) as the test filter. The child prints
+//! `ready <pid> <descendant pids...>` once its work is in place, then holds
+//! still until its stdin closes, and closes its own children's stdin before
+//! exiting, so dropping a [`Workload`] takes the whole tree down.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const WORKLOAD: &str = "PERFFLOW_MONITOR_WORKLOAD";
+const ENTRY: &str = "PERFFLOW_MONITOR_WORKLOAD_ENTRY";
+
+/// A running workload process and its descendants.
+pub struct Workload {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// The workload's pid, then its descendants' pids.
+    pub pids: Vec<i32>,
+}
+
+impl Workload {
+    /// The workload process's pid.
+    pub fn pid(&self) -> i32 {
+        self.pids[0]
+    }
+
+    /// Closes the workload's stdin and waits for it to exit.
+    pub fn finish(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => return,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => break,
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts `workload` in a re-executed copy of this test binary whose entry
+/// test is `entry`, and waits until it reports ready.
+pub fn spawn(entry: &str, workload: &str) -> Workload {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut child = Command::new(exe)
+        .args([entry, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(WORKLOAD, workload)
+        .env(ENTRY, entry)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn workload");
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let pids = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(rest) = line.strip_prefix("ready ") {
+                    break rest
+                        .split_ascii_whitespace()
+                        .map(|p| p.parse().expect("pid"))
+                        .collect::<Vec<i32>>();
+                }
+            }
+            _ => panic!("workload `{workload}` exited before it was ready"),
+        }
+    };
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Workload { child, stdin, pids }
+}
+
+fn wait_for_stdin_eof() {
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+}
+
+fn ready(pids: &[i32]) {
+    let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+    println!("ready {}", list.join(" "));
+    let _ = std::io::stdout().flush();
+}
+
+fn spin_thread(stop: Arc<AtomicBool>, fault: bool) {
+    std::thread::spawn(move || {
+        let mut x = 0u64;
+        let mut last = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            std::hint::black_box(x);
+            if fault && last.elapsed() > Duration::from_millis(50) {
+                // 64 MiB is above glibc's largest mmap threshold, so every
+                // round maps fresh pages and faults them in.
+                let mut v = vec![0u8; 64 << 20];
+                for i in (0..v.len()).step_by(4096) {
+                    v[i] = 1;
+                }
+                std::hint::black_box(&v);
+                last = Instant::now();
+            }
+        }
+    });
+}
+
+/// Runs the workload named in the environment and exits, if there is one;
+/// otherwise returns at once.
+pub fn run_workload_if_requested() {
+    let Ok(workload) = std::env::var(WORKLOAD) else {
+        return;
+    };
+    let entry = std::env::var(ENTRY).unwrap_or_default();
+    let me = std::process::id() as i32;
+    let (kind, arg) = workload.split_once(':').unwrap_or((&workload, ""));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut children = Vec::new();
+    match kind {
+        "idle" => ready(&[me]),
+        "alloc" => {
+            let mib: usize = arg.parse().unwrap_or(256);
+            let mut v = vec![0u8; mib << 20];
+            for i in (0..v.len()).step_by(4096) {
+                v[i] = 1;
+            }
+            std::hint::black_box(&v);
+            ready(&[me]);
+            wait_for_stdin_eof();
+            drop(v);
+            std::process::exit(0);
+        }
+        "write" => {
+            let mut f = std::fs::File::create(arg).expect("create output file");
+            let chunk = vec![7u8; 1 << 20];
+            for _ in 0..64 {
+                f.write_all(&chunk).expect("write");
+            }
+            f.sync_all().expect("fsync");
+            ready(&[me]);
+        }
+        "spin" => {
+            spin_thread(stop.clone(), false);
+            ready(&[me]);
+        }
+        "busy" => {
+            spin_thread(stop.clone(), true);
+            ready(&[me]);
+        }
+        "tree" => {
+            // Three idle children and one child with an idle child of its
+            // own: five descendants on two levels.
+            let mut all = vec![me];
+            for w in ["idle", "idle", "idle", "subtree"] {
+                let c = spawn(&entry, w);
+                all.extend(&c.pids);
+                children.push(c);
+            }
+            ready(&all);
+        }
+        "subtree" => {
+            let c = spawn(&entry, "idle");
+            let mut all = vec![me];
+            all.extend(&c.pids);
+            children.push(c);
+            ready(&all);
+        }
+        other => panic!("unknown workload `{other}`"),
+    }
+    wait_for_stdin_eof();
+    stop.store(true, Ordering::Relaxed);
+    for c in children {
+        c.finish();
+    }
+    std::process::exit(0);
+}
