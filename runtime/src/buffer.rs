@@ -65,15 +65,19 @@ use std::cell::Cell;
 use std::fs::File;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::clock::{self, Epoch};
 use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
+use crate::instance;
+use crate::options::{self, LogEvent, LogFormat, Options};
+use crate::signals;
 use crate::site::Site;
-use crate::writer::{ChromeJsonWriter, Sink};
+use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
 pub const CHUNK_RECORDS: usize = 64 * 1024;
@@ -98,7 +102,6 @@ pub(crate) struct ThreadBuffer {
     records: NonNull<RawEvent>,
     /// Records published in the chunk (see the protocol above).
     len: AtomicUsize,
-    tid: u32,
 }
 
 impl ThreadBuffer {
@@ -109,7 +112,7 @@ impl ThreadBuffer {
     }
 
     /// Allocates a buffer, `None` when memory is exhausted.
-    fn allocate(tid: u32) -> Option<NonNull<ThreadBuffer>> {
+    fn allocate() -> Option<NonNull<ThreadBuffer>> {
         // SAFETY: the layout has a non-zero size. The memory is left
         // uninitialised; only slots below `len` are ever read, and each of
         // those was written first.
@@ -117,7 +120,6 @@ impl ThreadBuffer {
         let buf = Box::new(ThreadBuffer {
             records,
             len: AtomicUsize::new(0),
-            tid,
         });
         NonNull::new(Box::into_raw(buf))
     }
@@ -196,44 +198,173 @@ struct Slot {
 // (or by its owner thread following the protocol above).
 unsafe impl Send for Slot {}
 
+/// What the options decided, kept for the life of the process (and for a
+/// forked child, which opens its own file).
+struct Config {
+    options: Options,
+    instance_path: String,
+    hostname: String,
+}
+
+impl Config {
+    fn path(&self, pid: u32) -> PathBuf {
+        options::trace_path(&self.options, &self.instance_path, &self.hostname, pid)
+    }
+
+    /// Creates the trace file of process `pid` and writes its header, or
+    /// says once why it cannot and returns `None` (tracing is then off).
+    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<File>> {
+        let path = self.path(pid);
+        let dir = &self.options.log_dir;
+        if !dir.as_os_str().is_empty() {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "perfflow: cannot create log-dir {}: {e}; tracing is off and the program runs on",
+                    dir.display()
+                );
+                return None;
+            }
+        }
+        match File::create(&path) {
+            Ok(file) => {
+                let layout = match self.options.log_format {
+                    LogFormat::Array => Layout::Array,
+                    LogFormat::Object => Layout::Object {
+                        other_data: self.other_data(pid),
+                    },
+                };
+                let mut w = ChromeJsonWriter::with_layout(file, pid, layout);
+                w.process_name(pid, &process_name());
+                Some(w)
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "perfflow: cannot create {}: {e}; tracing is off and the program runs on",
+                    path.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// `otherData` of the object layout.
+    fn other_data(&self, pid: u32) -> String {
+        let mut out = Vec::new();
+        let field = |out: &mut Vec<u8>, key: &[u8], value: &str| {
+            out.extend_from_slice(if out.is_empty() { b"{" } else { b"," });
+            write_json_string(out, key);
+            out.push(b':');
+            write_json_string(out, value.as_bytes());
+        };
+        field(&mut out, b"name", &self.options.name);
+        field(&mut out, b"hostname", &self.hostname);
+        field(&mut out, b"pid", &pid.to_string());
+        field(&mut out, b"instance_path", &self.instance_path);
+        field(&mut out, b"perfflow_version", env!("CARGO_PKG_VERSION"));
+        field(
+            &mut out,
+            b"log_event",
+            match self.options.log_event {
+                LogEvent::Verbose => "Verbose",
+                LogEvent::Compact => "Compact",
+            },
+        );
+        out.push(b'}');
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
 struct State {
     slots: Vec<Slot>,
     sink: Option<ChromeJsonWriter<File>>,
     cx: DecodeContext,
     finished: bool,
-    /// Process that owns the trace file.
+    /// Process that owns `sink`.
     pid: u32,
+    config: Config,
+    /// In a forked child: the monotonic time of the fork, until the child's
+    /// own file is created (on its first written event, so a child that
+    /// only calls exec leaves no file behind).
+    forked_at: Option<u64>,
 }
 
 impl State {
-    /// True when nothing may be written any more: the trace is complete, or
-    /// this is a forked child (the file belongs to the parent).
+    /// True when nothing may be written any more.
     fn closed(&self) -> bool {
-        self.finished || std::process::id() != self.pid
+        self.finished
     }
 
-    /// Formats `slot`'s records `drained..upto`, or counts them as dropped
-    /// when `closed` or there is no file.
-    fn drain(
-        slot: &mut Slot,
-        upto: usize,
-        sink: &mut Option<ChromeJsonWriter<File>>,
-        cx: &mut DecodeContext,
-        closed: bool,
-    ) {
+    /// The writer, creating a forked child's file on first use. In the new
+    /// file, slices the child inherited open from its parent begin at the
+    /// fork.
+    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<File>> {
+        if let Some(fork_ns) = self.forked_at.take() {
+            self.sink = self.config.open_sink(self.pid);
+            signals::install();
+            if let Some(sink) = self.sink.as_mut() {
+                for slot in &mut self.slots {
+                    slot.decoder.reopen_after_fork(fork_ns, &mut self.cx, sink);
+                }
+            }
+        }
+        self.sink.as_mut()
+    }
+
+    /// Formats slot `index`'s records `drained..upto`, or counts them as
+    /// dropped when closed or there is no file.
+    fn drain(&mut self, index: usize, upto: usize) {
+        let closed = self.closed();
+        let slot = &self.slots[index];
         // SAFETY: the slot's buffer is live while it is registered, the
         // caller holds the registry lock and `upto` is a published length.
         let records = unsafe { slot.buf.as_ref().published(slot.drained, upto) };
-        match sink {
-            Some(sink) if !closed && sink.is_open() => {
-                // SAFETY: every record was stored by `perfflow_*` entry
-                // points from a site pointer the caller promised is live for
-                // the program's lifetime.
-                unsafe { slot.decoder.decode(records, cx, sink) }
+        let count = records.len();
+        if count > 0 {
+            if !closed && self.sink().is_some_and(|s| s.is_open()) {
+                let State {
+                    slots, sink, cx, ..
+                } = self;
+                let slot = &mut slots[index];
+                // SAFETY: as above; the records stay valid under the lock.
+                let records = unsafe { slot.buf.as_ref().published(slot.drained, upto) };
+                if let Some(sink) = sink.as_mut() {
+                    // SAFETY: every record was stored by `perfflow_*` entry
+                    // points from a site pointer the caller promised is live
+                    // for the program's lifetime.
+                    unsafe { slot.decoder.decode(records, cx, sink) }
+                }
+            } else {
+                drop_events(count as u64);
             }
-            _ => drop_events(records.len() as u64),
         }
-        slot.drained += records.len();
+        self.slots[index].drained += count;
+    }
+
+    /// Ends the slices slot `index` left open and names its thread.
+    fn close_thread(&mut self, index: usize, now_ns: u64) {
+        if self.closed() {
+            return;
+        }
+        let needs_file = self.slots[index].decoder.open_slices() > 0;
+        if needs_file || self.sink.is_some() {
+            let _ = self.sink();
+        }
+        let State {
+            slots, sink, cx, ..
+        } = self;
+        let slot = &mut slots[index];
+        if let Some(sink) = sink.as_mut() {
+            slot.decoder.close_open(now_ns, cx, sink);
+            if let Some(name) = thread_name(slot.decoder.tid()) {
+                sink.thread_name(slot.decoder.tid(), &name);
+            }
+        }
+    }
+
+    fn slot_of(&self, buf: NonNull<ThreadBuffer>) -> Option<usize> {
+        self.slots.iter().position(|s| s.buf == buf)
     }
 }
 
@@ -244,10 +375,13 @@ struct Runtime {
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
-/// Name of the trace file for `host` and `pid`. `log-dir` and
-/// `log-filename-include` will shape this name.
+/// Cleared when events must not be recorded at all: `log-enable=False`, or
+/// no trace file could be created. The hot path reads it first.
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Name of the trace file for `host` and `pid` with the default options.
 pub fn trace_file_name(host: &str, pid: u32) -> String {
-    format!("perfflow.array.{host}.{pid}.pfw")
+    options::trace_file_name(&Options::default(), "", host, pid)
 }
 
 fn hostname() -> String {
@@ -300,42 +434,56 @@ impl Runtime {
         RUNTIME.get_or_init(Runtime::start)
     }
 
-    /// Starts tracing (cold, once per process). Option parsing
-    /// (`PERFFLOW_OPTIONS`) goes here.
+    /// Starts tracing (cold, once per process): reads `PERFFLOW_OPTIONS`,
+    /// works out the instance path, creates the trace file, and registers
+    /// the exit, fork and signal handlers.
     fn start() -> Runtime {
-        let epoch = Epoch::capture();
-        let pid = std::process::id();
-        let path = trace_file_name(&hostname(), pid);
-        let sink = match File::create(&path) {
-            Ok(file) => {
-                let mut w = ChromeJsonWriter::new(file, pid);
-                w.process_name(pid, &process_name());
-                Some(w)
-            }
-            Err(e) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "perfflow: cannot create {path}: {e}; tracing is off"
-                );
-                None
-            }
+        let (options, warnings) = Options::from_env();
+        for warning in &warnings {
+            let _ = writeln!(std::io::stderr(), "{warning}");
+        }
+        let instance_path = instance::instance_path();
+        if std::env::var("PERFFLOW_INSTANCE_PATH").ok().as_deref() != Some(&instance_path) {
+            instance::export(&instance_path);
+        }
+        let config = Config {
+            options,
+            instance_path,
+            hostname: hostname(),
         };
-        // SAFETY: registering a plain `extern "C"` function is always valid;
-        // glibc also accepts it from a shared library (it then runs at exit
-        // or at unload, whichever comes first).
-        if unsafe { libc::atexit(flush_at_exit) } != 0 {
-            let _ = writeln!(
-                std::io::stderr(),
-                "perfflow: cannot register the exit handler; the trace may be incomplete"
-            );
+        let pid = std::process::id();
+        let mut cx = DecodeContext::new(Epoch::capture());
+        cx.compact = config.options.log_event == LogEvent::Compact;
+        let sink = if config.options.log_enable {
+            config.open_sink(pid)
+        } else {
+            None
+        };
+        if sink.is_none() {
+            ENABLED.store(false, Ordering::Relaxed);
+        } else {
+            // SAFETY: registering plain `extern "C"` functions is always
+            // valid; glibc also accepts them from a shared library.
+            unsafe {
+                if libc::atexit(flush_at_exit) != 0 {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "perfflow: cannot register the exit handler; the trace may be incomplete"
+                    );
+                }
+                libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+            }
+            signals::install();
         }
         Runtime {
             state: Mutex::new(State {
                 slots: Vec::new(),
                 sink,
-                cx: DecodeContext::new(epoch),
+                cx,
                 finished: false,
                 pid,
+                config,
+                forked_at: None,
             }),
         }
     }
@@ -347,7 +495,7 @@ impl Runtime {
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
-        let buf = ThreadBuffer::allocate(tid)?;
+        let buf = ThreadBuffer::allocate()?;
         self.lock().slots.push(Slot {
             buf,
             drained: 0,
@@ -358,18 +506,14 @@ impl Runtime {
 
     /// Writes out the calling thread's full chunk and empties it.
     fn hand_off(&self, buf: NonNull<ThreadBuffer>) {
-        let mut guard = self.lock();
-        let closed = guard.closed();
-        let State {
-            slots, sink, cx, ..
-        } = &mut *guard;
+        let mut state = self.lock();
         // SAFETY: `buf` belongs to the calling thread, which is alive.
         let b = unsafe { buf.as_ref() };
         let len = b.len.load(Ordering::Relaxed);
-        match slots.iter_mut().find(|s| s.buf == buf) {
-            Some(slot) => {
-                State::drain(slot, len, sink, cx, closed);
-                slot.drained = 0;
+        match state.slot_of(buf) {
+            Some(index) => {
+                state.drain(index, len);
+                state.slots[index].drained = 0;
             }
             None => drop_events(len as u64),
         }
@@ -379,58 +523,52 @@ impl Runtime {
 }
 
 /// Final flush: formats every published record and completes the file.
-/// Runs from `atexit`; later calls do nothing.
+/// Runs from `atexit` (or a fatal signal); later calls do nothing.
 pub fn finish() {
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the lock below must not
     // try to take it again.
     let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
     {
-        let mut guard = rt.lock();
-        let closed = guard.closed();
-        let State {
-            slots,
-            sink,
-            cx,
-            finished,
-            ..
-        } = &mut *guard;
-        if closed {
-            // Already complete, or a forked child: the file is not ours.
-            *finished = true;
-        } else {
-            for slot in slots.iter_mut() {
-                // SAFETY: registered buffers are live.
-                let len = unsafe { slot.buf.as_ref() }.len.load(Ordering::Acquire);
-                State::drain(slot, len, sink, cx, false);
-                if let Some(sink) = sink.as_mut() {
-                    // The process ends inside slices still open.
-                    slot.decoder.close_open(clock::now_ns(), cx, sink);
-                    if let Some(name) = thread_name(slot.decoder.tid()) {
-                        sink.thread_name(slot.decoder.tid(), &name);
-                    }
-                }
-            }
-            if let Some(sink) = sink.as_mut() {
-                let reported = sink.has_failed();
-                if let Err(e) = sink.finish() {
-                    if !reported {
-                        let _ = writeln!(std::io::stderr(), "perfflow: {e}");
-                    }
-                }
-            }
-            *finished = true;
-            let dropped = dropped_events();
-            if dropped > 0 {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "perfflow: {dropped} events could not be recorded"
-                );
-            }
-        }
+        let mut state = rt.lock();
+        finish_locked(&mut state);
     }
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
+    }
+}
+
+fn finish_locked(state: &mut State) {
+    if state.closed() {
+        return;
+    }
+    let now = clock::now_ns();
+    for index in 0..state.slots.len() {
+        // SAFETY: registered buffers are live.
+        let len = unsafe { state.slots[index].buf.as_ref() }
+            .len
+            .load(Ordering::Acquire);
+        state.drain(index, len);
+        // The process ends inside slices still open.
+        state.close_thread(index, now);
+    }
+    let pid = state.pid;
+    if let Some(sink) = state.sink.as_mut() {
+        sink.runtime_cost(pid, dropped_events());
+        let reported = sink.has_failed();
+        if let Err(e) = sink.finish() {
+            if !reported {
+                let _ = writeln!(std::io::stderr(), "perfflow: {e}");
+            }
+        }
+    }
+    state.finished = true;
+    let dropped = dropped_events();
+    if dropped > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "perfflow: {dropped} events could not be recorded"
+        );
     }
 }
 
@@ -438,32 +576,90 @@ pub fn finish() {
 /// buffer.
 fn retire(buf: NonNull<ThreadBuffer>) {
     let Some(rt) = RUNTIME.get() else { return };
-    // SAFETY: `buf` is the exiting thread's own live buffer.
-    let tid = unsafe { buf.as_ref() }.tid;
-    let name = thread_name(tid);
-    let mut guard = rt.lock();
-    let closed = guard.closed();
-    let State {
-        slots, sink, cx, ..
-    } = &mut *guard;
-    if let Some(pos) = slots.iter().position(|s| s.buf == buf) {
-        let mut slot = slots.swap_remove(pos);
-        // SAFETY: as above; the owner is the caller.
+    let mut state = rt.lock();
+    if let Some(index) = state.slot_of(buf) {
+        // SAFETY: the exiting thread's own live buffer.
         let len = unsafe { buf.as_ref() }.len.load(Ordering::Relaxed);
-        State::drain(&mut slot, len, sink, cx, closed);
-        if let (false, Some(sink)) = (closed, sink.as_mut()) {
-            // The thread ends inside slices still open.
-            slot.decoder.close_open(clock::now_ns(), cx, sink);
-            if let Some(name) = name {
-                sink.thread_name(tid, &name);
-            }
-        }
+        state.drain(index, len);
+        // The thread ends inside slices still open.
+        state.close_thread(index, clock::now_ns());
+        state.slots.swap_remove(index);
     }
-    drop(guard);
+    drop(state);
     // SAFETY: the buffer is no longer registered and its owner (this thread)
     // has dropped its handle, so nothing refers to it any more.
     drop(unsafe { Box::from_raw(buf.as_ptr()) });
 }
+
+// --- fork -------------------------------------------------------------------
+//
+// The registry lock is held across fork() so that the child never inherits
+// it held by a thread that does not exist there. The guard lives in a
+// thread-local of the forking thread from `prepare` to `parent`/`child`.
+
+thread_local! {
+    static FORK_GUARD: std::cell::RefCell<Option<MutexGuard<'static, State>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+extern "C" fn fork_prepare() {
+    let _ = catch_unwind(|| {
+        if let Some(rt) = RUNTIME.get() {
+            let guard = rt.lock();
+            let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(guard));
+        }
+    });
+}
+
+extern "C" fn fork_parent() {
+    let _ = catch_unwind(|| {
+        let _ = FORK_GUARD.try_with(|g| g.borrow_mut().take());
+    });
+}
+
+/// In the child: only the forking thread exists. Its records so far belong
+/// to the parent's trace; the child writes its own file under its own pid,
+/// starting with the slices it is inside of.
+extern "C" fn fork_child() {
+    let _ = catch_unwind(|| {
+        let Some(mut state) = FORK_GUARD
+            .try_with(|g| g.borrow_mut().take())
+            .ok()
+            .flatten()
+        else {
+            return;
+        };
+        let own = LOCAL.try_with(|l| l.buf.get()).unwrap_or(ptr::null_mut());
+        let mut kept = Vec::new();
+        for mut slot in std::mem::take(&mut state.slots) {
+            if slot.buf.as_ptr() == own {
+                // SAFETY: the forking thread's own buffer, published up to
+                // its current length.
+                let len = unsafe { slot.buf.as_ref() }.len.load(Ordering::Relaxed);
+                let records = unsafe { slot.buf.as_ref().published(slot.drained, len) };
+                // Learn which slices are open without writing anything.
+                // SAFETY: as in `drain`.
+                unsafe { slot.decoder.decode(records, &mut state.cx, &mut NullSink) };
+                slot.drained = len;
+                slot.decoder.set_tid(current_tid());
+                kept.push(slot);
+            }
+            // Other threads do not exist in the child: their buffers are
+            // dropped with their slots (the memory is simply not reused).
+        }
+        state.slots = kept;
+        state.sink = None;
+        state.pid = std::process::id();
+        state.forked_at = Some(clock::now_ns());
+        DROPPED.store(0, Ordering::Relaxed);
+        signals::after_fork();
+        drop(state);
+    });
+}
+
+/// Decodes into nothing: used to replay state.
+struct NullSink;
+impl Sink for NullSink {}
 
 /// Cold half of [`record`]: first event of the thread or full chunk.
 /// `stamp` is the exit timestamp already taken; enters are stamped here,
@@ -477,6 +673,10 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>)
     }
     let stored = catch_unwind(AssertUnwindSafe(|| {
         let rt = Runtime::get();
+        if !ENABLED.load(Ordering::Relaxed) {
+            // log-enable=False, or no trace file: nothing is recorded.
+            return Some(());
+        }
         let buf = match NonNull::new(local.buf.get()) {
             Some(buf) => {
                 rt.hand_off(buf);
@@ -505,6 +705,9 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>)
 /// it is read last (for enters, for the same reason).
 #[inline(always)]
 fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
     let early = if STAMP_FIRST { clock::now_ns() } else { 0 };
     let recorded = LOCAL.try_with(|local| {
         let buf = local.buf.get();

@@ -21,8 +21,10 @@
 //!   are ended at that moment ([`ThreadDecoder::close_open`]), so every
 //!   `B` has its `E` even when `exit()` is called deep inside woven code.
 //!
-//! The compact log format (one `X` event per slice) also plugs in here: the
-//! open-slice stack already holds the begin time needed for `dur`.
+//! - Compact log format (`log-event=compact`): no `B`; when a slice ends, one
+//!   `X` event at its begin time with its duration. The open-slice stack
+//!   holds the begin times, so recursion and nested calls of the same
+//!   function each get their own duration.
 
 use crate::clock::Epoch;
 use crate::event::{Kind, RawEvent};
@@ -44,6 +46,9 @@ pub enum Phase {
     AsyncEnd(u64),
     /// `n`
     AsyncInstant(u64),
+    /// A whole slice as one `X` event (compact log format): the event's
+    /// timestamp is the begin, this is the duration in nanoseconds.
+    Complete(u64),
 }
 
 /// One decoded event, handed to a [`Sink`].
@@ -75,6 +80,8 @@ pub enum Misuse {
 pub struct DecodeContext {
     /// Converts monotonic stamps to epoch time.
     pub epoch: Epoch,
+    /// `log-event=compact`: one `X` event per slice instead of `B` + `E`.
+    pub compact: bool,
     next_async_id: u64,
 }
 
@@ -83,6 +90,7 @@ impl DecodeContext {
     pub fn new(epoch: Epoch) -> DecodeContext {
         DecodeContext {
             epoch,
+            compact: false,
             next_async_id: 1,
         }
     }
@@ -94,11 +102,35 @@ impl DecodeContext {
     }
 }
 
+/// Ends one `around` slice: an `E` at `end_ns`, or in compact mode one `X`
+/// at `begin_ns` lasting until `end_ns`.
+fn end_slice<S: Sink + ?Sized>(
+    site: &Site,
+    tid: u32,
+    begin_ns: u64,
+    end_ns: u64,
+    compact: bool,
+    sink: &mut S,
+) {
+    let (ts_ns, phase) = if compact {
+        (begin_ns, Phase::Complete(end_ns.saturating_sub(begin_ns)))
+    } else {
+        (end_ns, Phase::End)
+    };
+    sink.event(&TraceEvent {
+        site,
+        tid,
+        ts_ns,
+        phase,
+    });
+}
+
 /// Decoding state of one thread.
 #[derive(Debug)]
 pub struct ThreadDecoder {
     tid: u32,
-    open: Vec<*const Site>,
+    /// Open `around` slices: site and begin time (epoch ns).
+    open: Vec<(*const Site, u64)>,
     open_async: Vec<(*const Site, u64)>,
 }
 
@@ -117,9 +149,49 @@ impl ThreadDecoder {
         }
     }
 
+    /// The thread's id changes in a forked child (its only thread).
+    pub fn set_tid(&mut self, tid: u32) {
+        self.tid = tid;
+    }
+
     /// The thread this decoder belongs to.
     pub fn tid(&self) -> u32 {
         self.tid
+    }
+
+    /// In a forked child: the slices this thread was inside of when the
+    /// process forked are the child's too. They begin again at the fork
+    /// (monotonic `fork_ns`) in the child's own trace.
+    pub fn reopen_after_fork<S: Sink + ?Sized>(
+        &mut self,
+        fork_ns: u64,
+        cx: &mut DecodeContext,
+        sink: &mut S,
+    ) {
+        let ts_ns = cx.epoch.to_epoch_ns(fork_ns);
+        for (site, begin_ns) in &mut self.open {
+            *begin_ns = ts_ns;
+            if !cx.compact {
+                // SAFETY: pushed by `decode`, whose caller vouched for the site.
+                let site: &Site = unsafe { &**site };
+                sink.event(&TraceEvent {
+                    site,
+                    tid: self.tid,
+                    ts_ns,
+                    phase: Phase::Begin,
+                });
+            }
+        }
+        for &(site, id) in &self.open_async {
+            // SAFETY: as above.
+            let site: &Site = unsafe { &*site };
+            sink.event(&TraceEvent {
+                site,
+                tid: self.tid,
+                ts_ns,
+                phase: Phase::AsyncBegin(id),
+            });
+        }
     }
 
     /// Number of `around` slices still open.
@@ -138,15 +210,10 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.epoch.to_epoch_ns(mono_ns);
-        while let Some(site) = self.open.pop() {
+        while let Some((site, begin_ns)) = self.open.pop() {
             // SAFETY: pushed by `decode`, whose caller vouched for the site.
             let site: &Site = unsafe { &*site };
-            sink.event(&TraceEvent {
-                site,
-                tid: self.tid,
-                ts_ns,
-                phase: Phase::End,
-            });
+            end_slice(site, self.tid, begin_ns, ts_ns, cx.compact, sink);
         }
         while let Some((site, id)) = self.open_async.pop() {
             // SAFETY: as above.
@@ -191,30 +258,28 @@ impl ThreadDecoder {
             };
             match (site.pointcut(), kind) {
                 (Pointcut::Around, Kind::Enter) => {
-                    self.open.push(site_ptr);
-                    emit(sink, Phase::Begin);
+                    self.open.push((site_ptr, ts_ns));
+                    if !cx.compact {
+                        emit(sink, Phase::Begin);
+                    }
                 }
                 (Pointcut::Around, Kind::Exit) => {
-                    match self.open.iter().rposition(|&p| p == site_ptr) {
+                    match self.open.iter().rposition(|&(p, _)| p == site_ptr) {
                         Some(at) => {
                             if at + 1 != self.open.len() {
                                 sink.misuse(Misuse::UnbalancedExit, site);
                             }
-                            while self.open.len() > at + 1 {
-                                if let Some(inner) = self.open.pop() {
-                                    // SAFETY: pushed from a record above,
-                                    // so it satisfies the same contract.
-                                    let inner: &Site = unsafe { &*inner };
-                                    sink.event(&TraceEvent {
-                                        site: inner,
-                                        tid,
-                                        ts_ns,
-                                        phase: Phase::End,
-                                    });
+                            // Slices opened above this one and never closed
+                            // (a longjmp out of them) end here too.
+                            while let Some((inner, begin_ns)) = self.open.pop() {
+                                // SAFETY: pushed from a record above, so it
+                                // satisfies the same contract.
+                                let inner: &Site = unsafe { &*inner };
+                                end_slice(inner, tid, begin_ns, ts_ns, cx.compact, sink);
+                                if self.open.len() == at {
+                                    break;
                                 }
                             }
-                            self.open.pop();
-                            emit(sink, Phase::End);
                         }
                         None => sink.misuse(Misuse::ExitWithoutEnter, site),
                     }

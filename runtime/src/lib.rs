@@ -22,10 +22,13 @@ pub mod decode;
 pub mod demangle;
 pub mod error;
 pub mod event;
+pub mod instance;
+pub mod options;
 pub mod site;
 pub mod writer;
 
 mod buffer;
+mod signals;
 
 use std::ffi::{c_char, c_int};
 

@@ -199,13 +199,42 @@ pub struct ChromeJsonWriter<W: Write> {
     finished: bool,
     written: u64,
     lost: u64,
+    bytes: u64,
+    /// Closes the layout: `]` or `]}`.
+    footer: &'static [u8],
+}
+
+/// How the events are wrapped (`log-format`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// A JSON array of events.
+    Array,
+    /// `{"displayTimeUnit":"us","otherData":{…},"traceEvents":[…]}`; the
+    /// string is the `otherData` object, already JSON.
+    Object { other_data: String },
 }
 
 impl<W: Write> ChromeJsonWriter<W> {
-    /// Starts a trace for process `pid` (writes nothing to `dest` yet).
+    /// Starts an array trace for process `pid` (writes nothing to `dest` yet).
     pub fn new(dest: W, pid: u32) -> ChromeJsonWriter<W> {
+        Self::with_layout(dest, pid, Layout::Array)
+    }
+
+    /// Starts a trace in the given layout (writes nothing to `dest` yet).
+    pub fn with_layout(dest: W, pid: u32, layout: Layout) -> ChromeJsonWriter<W> {
         let mut out = Vec::with_capacity(FLUSH_BYTES + 4096);
-        out.extend_from_slice(b"[\n");
+        let footer: &'static [u8] = match &layout {
+            Layout::Array => {
+                out.extend_from_slice(b"[\n");
+                b"]\n"
+            }
+            Layout::Object { other_data } => {
+                out.extend_from_slice(b"{\"displayTimeUnit\":\"us\",\"otherData\":");
+                out.extend_from_slice(other_data.as_bytes());
+                out.extend_from_slice(b",\"traceEvents\":[\n");
+                b"]}\n"
+            }
+        };
         ChromeJsonWriter {
             dest,
             out,
@@ -218,7 +247,39 @@ impl<W: Write> ChromeJsonWriter<W> {
             finished: false,
             written: 0,
             lost: 0,
+            bytes: 0,
+            footer,
         }
+    }
+
+    /// Bytes handed to the destination so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The last line of the trace: a metadata record of what tracing cost
+    /// (events written, bytes, events dropped). Readers find it under the
+    /// name `perfflow_runtime`; a trace without it was cut short.
+    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64) {
+        if !self.is_open() {
+            return;
+        }
+        let bytes = self.bytes + self.out.len() as u64;
+        self.out
+            .extend_from_slice(b"{\"name\":\"perfflow_runtime\",\"ph\":\"M\",\"pid\":");
+        write_u64(&mut self.out, u64::from(self.pid));
+        self.out.extend_from_slice(b",\"tid\":");
+        write_u64(&mut self.out, u64::from(pid_tid));
+        self.out
+            .extend_from_slice(b",\"args\":{\"events_written\":");
+        write_u64(&mut self.out, self.written);
+        self.out.extend_from_slice(b",\"bytes_written\":");
+        write_u64(&mut self.out, bytes);
+        self.out.extend_from_slice(b",\"events_dropped\":");
+        write_u64(&mut self.out, dropped + self.lost);
+        self.out.extend_from_slice(b",\"format_version\":");
+        write_u64(&mut self.out, u64::from(crate::event::FORMAT_VERSION));
+        self.out.extend_from_slice(b"}},\n");
     }
 
     /// Events written so far.
@@ -294,6 +355,7 @@ impl<W: Write> ChromeJsonWriter<W> {
             self.fail(e);
             return;
         }
+        self.bytes += upto as u64;
         self.out.drain(..upto);
     }
 
@@ -354,6 +416,11 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
             Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
             Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
+            Phase::Complete(dur_ns) => {
+                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
+                write_ts(&mut self.out, dur_ns);
+                (b"}", None)
+            }
         };
         self.out.extend_from_slice(ph);
         if let Some(id) = id {
@@ -402,11 +469,12 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.out.truncate(n - 2);
             self.out.push(b'\n');
         }
-        self.out.extend_from_slice(b"]\n");
+        self.out.extend_from_slice(self.footer);
         let result = self
             .dest
             .write_all(&self.out)
             .and_then(|()| self.dest.flush());
+        self.bytes += self.out.len() as u64;
         self.out = Vec::new();
         result.map_err(Error::Io)
     }

@@ -1,0 +1,560 @@
+//! Runtime settings read from `PERFFLOW_OPTIONS`.
+//!
+//! The variable holds `key=value` pairs separated by colons, with the option
+//! names and meanings of PerfFlowAspect, so a program traced with either
+//! runtime is configured the same way:
+//!
+//! ```text
+//! PERFFLOW_OPTIONS="name=solver:log-event=compact:log-filename-include=name,pid"
+//! ```
+//!
+//! | option | default | values |
+//! |---|---|---|
+//! | `name` | `generic` | any non-empty text |
+//! | `log-filename-include` | `hostname,pid` | comma-separated list of `name`, `instance-path`, `hostname`, `pid`, in any order, each at most once |
+//! | `log-dir` | `./` | a directory (the runtime creates it, with its parents) |
+//! | `log-enable` | `True` | `True`, `False` |
+//! | `cpu-mem-usage` | `False` | `True`, `False` |
+//! | `log-event` | `Verbose` | `Verbose`, `Compact` |
+//! | `log-format` | `Array` | `Array`, `Object` |
+//!
+//! The same table, generated from [`OPTIONS`], is returned by
+//! [`markdown_table`].
+//!
+//! # Syntax
+//!
+//! * Option names and the words of enumerated values are matched without
+//!   regard to case (`True`, `true`, `TRUE`); booleans also accept `1`/`0`,
+//!   `yes`/`no` and `on`/`off`. The text of `name` and `log-dir` is kept as
+//!   written.
+//! * Whitespace around names and values is trimmed; empty segments
+//!   (`a=b::c=d`, a trailing `:`) are skipped.
+//! * Only the first `=` of a segment separates name from value, so a value
+//!   may contain `=`. A value cannot contain `:`, the separator.
+//! * When an option is given twice, the later one wins.
+//!
+//! # Mistakes
+//!
+//! Parsing never fails and never prints. Each problem (an unknown option, a
+//! value that is empty or not accepted, a segment without `=`) yields one
+//! [`OptionWarning`], whose `Display` is a single line for the runtime to
+//! print on stderr. An option with a bad value is set back to its default;
+//! every other option still applies.
+//!
+//! # Adding an option
+//!
+//! Add a field to [`Options`] and its default to `Options::default`, then
+//! one [`OptionSpec`] entry to [`OPTIONS`] whose `apply` function parses the
+//! value into that field (the helpers `boolean` and `choice` cover the
+//! common cases). The parser, the warnings, the list of known names and the
+//! generated documentation pick the entry up from the table.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The environment variable the runtime reads its settings from.
+pub const ENV_VAR: &str = "PERFFLOW_OPTIONS";
+
+/// Start of every warning line.
+pub const WARNING_PREFIX: &str = "perfflow: PERFFLOW_OPTIONS: ";
+
+/// One part of the trace file name, chosen with `log-filename-include`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilenamePart {
+    /// The `name` option.
+    Name,
+    /// The instance path (see [`crate::instance`]), written inside braces.
+    InstancePath,
+    /// The host name.
+    Hostname,
+    /// The process id.
+    Pid,
+}
+
+impl FilenamePart {
+    /// Every part, in the order the documentation lists them.
+    pub const ALL: [FilenamePart; 4] = [
+        FilenamePart::Name,
+        FilenamePart::InstancePath,
+        FilenamePart::Hostname,
+        FilenamePart::Pid,
+    ];
+
+    /// The word that selects this part in `log-filename-include`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            FilenamePart::Name => "name",
+            FilenamePart::InstancePath => "instance-path",
+            FilenamePart::Hostname => "hostname",
+            FilenamePart::Pid => "pid",
+        }
+    }
+
+    /// The part a `log-filename-include` word selects, case-insensitively.
+    pub fn from_keyword(word: &str) -> Option<FilenamePart> {
+        FilenamePart::ALL
+            .into_iter()
+            .find(|part| part.keyword().eq_ignore_ascii_case(word))
+    }
+}
+
+/// How a traced call is written: `B` and `E` events, or one `X` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogEvent {
+    /// A begin (`B`) and an end (`E`) event per call.
+    Verbose,
+    /// One complete (`X`) event with a duration per call.
+    Compact,
+}
+
+/// The top-level shape of the trace file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// A JSON array of events.
+    Array,
+    /// A JSON object whose `traceEvents` member holds the events.
+    Object,
+}
+
+impl LogFormat {
+    /// The word used for this format in trace file names.
+    pub fn file_word(self) -> &'static str {
+        match self {
+            LogFormat::Array => "array",
+            LogFormat::Object => "object",
+        }
+    }
+}
+
+/// The runtime's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Name of this workflow component (`name`), as written by the user.
+    /// Characters that cannot appear in a file name are replaced only where
+    /// the name is used in one (see [`trace_file_name`]).
+    pub name: String,
+    /// The optional parts of the trace file name, in the user's order
+    /// (`log-filename-include`); never empty, never with repeats.
+    pub filename_include: Vec<FilenamePart>,
+    /// Directory of the trace file (`log-dir`).
+    pub log_dir: PathBuf,
+    /// Whether anything is recorded at all (`log-enable`).
+    pub log_enable: bool,
+    /// Whether CPU and memory usage is recorded per call (`cpu-mem-usage`).
+    pub cpu_mem_usage: bool,
+    /// Begin/end pairs or complete events (`log-event`).
+    pub log_event: LogEvent,
+    /// JSON array or object (`log-format`).
+    pub log_format: LogFormat,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            name: "generic".to_string(),
+            filename_include: vec![FilenamePart::Hostname, FilenamePart::Pid],
+            log_dir: PathBuf::from("./"),
+            log_enable: true,
+            cpu_mem_usage: false,
+            log_event: LogEvent::Verbose,
+            log_format: LogFormat::Array,
+        }
+    }
+}
+
+/// One problem found in `PERFFLOW_OPTIONS`.
+///
+/// `Display` writes the whole line, [`WARNING_PREFIX`] followed by
+/// `message`, without a trailing newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionWarning {
+    /// The option concerned: its canonical name when it is known, otherwise
+    /// the name (or, for a segment without `=`, the segment) as written.
+    pub option: String,
+    /// The value given, trimmed; `None` for a segment without `=`.
+    pub value: Option<String>,
+    /// The line without [`WARNING_PREFIX`]: what is wrong, what is
+    /// accepted and what is done instead.
+    pub message: String,
+}
+
+impl OptionWarning {
+    /// A warning whose message is kept on one line: control characters
+    /// from the user's text (a newline inside a value, say) are written as
+    /// escapes such as `\n`.
+    fn new(option: &str, value: Option<&str>, message: String) -> OptionWarning {
+        let message = if message.contains(char::is_control) {
+            message
+                .chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_debug().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        } else {
+            message
+        };
+        OptionWarning {
+            option: option.to_string(),
+            value: value.map(str::to_string),
+            message,
+        }
+    }
+}
+
+impl fmt::Display for OptionWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{WARNING_PREFIX}{}", self.message)
+    }
+}
+
+impl std::error::Error for OptionWarning {}
+
+/// One entry of the option table.
+pub struct OptionSpec {
+    /// The option's name in `PERFFLOW_OPTIONS`, in lower case.
+    pub key: &'static str,
+    /// The default, written as a value the option accepts.
+    pub default: &'static str,
+    /// The accepted values, as a phrase completing "expected ...".
+    pub accepted: &'static str,
+    /// One line on what the option does.
+    pub description: &'static str,
+    /// Parses a non-empty, trimmed value into its field, or says what is
+    /// wrong with it (e.g. `unknown value 'loud'`).
+    apply: fn(&mut Options, &str) -> Result<(), String>,
+}
+
+impl fmt::Debug for OptionSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OptionSpec")
+            .field("key", &self.key)
+            .field("default", &self.default)
+            .field("accepted", &self.accepted)
+            .finish_non_exhaustive()
+    }
+}
+
+const BOOLEAN_VALUES: &str = "True or False (also 1/0, yes/no, on/off)";
+
+/// Every option the runtime understands, in documentation order.
+pub static OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "name",
+        default: "generic",
+        accepted: "a non-empty name",
+        description: "Name of this workflow component",
+        apply: |o, v| {
+            o.name = v.to_string();
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "log-filename-include",
+        default: "hostname,pid",
+        accepted: "a comma-separated list of name, instance-path, hostname, pid, \
+                   each at most once",
+        description: "Parts of the trace file name, in the order given",
+        apply: |o, v| {
+            o.filename_include = filename_parts(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "log-dir",
+        default: "./",
+        accepted: "a directory path",
+        description: "Directory where the trace file is created",
+        apply: |o, v| {
+            o.log_dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "log-enable",
+        default: "True",
+        accepted: BOOLEAN_VALUES,
+        description: "Record events at all",
+        apply: |o, v| {
+            o.log_enable = boolean(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "cpu-mem-usage",
+        default: "False",
+        accepted: BOOLEAN_VALUES,
+        description: "Record CPU and memory usage of each traced call",
+        apply: |o, v| {
+            o.cpu_mem_usage = boolean(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "log-event",
+        default: "Verbose",
+        accepted: "Verbose or Compact",
+        description: "B and E events per call (Verbose) or one X event (Compact)",
+        apply: |o, v| {
+            o.log_event = choice(
+                v,
+                &[
+                    ("verbose", LogEvent::Verbose),
+                    ("compact", LogEvent::Compact),
+                ],
+            )?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "log-format",
+        default: "Array",
+        accepted: "Array or Object",
+        description: "Write a JSON array of events or an object with traceEvents",
+        apply: |o, v| {
+            o.log_format = choice(
+                v,
+                &[("array", LogFormat::Array), ("object", LogFormat::Object)],
+            )?;
+            Ok(())
+        },
+    },
+];
+
+/// The option table entry for `key`, matched case-insensitively.
+pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|spec| spec.key.eq_ignore_ascii_case(key))
+}
+
+/// Parses a boolean value.
+fn boolean(value: &str) -> Result<bool, String> {
+    const TRUE: [&str; 4] = ["true", "1", "yes", "on"];
+    const FALSE: [&str; 4] = ["false", "0", "no", "off"];
+    if TRUE.iter().any(|w| w.eq_ignore_ascii_case(value)) {
+        Ok(true)
+    } else if FALSE.iter().any(|w| w.eq_ignore_ascii_case(value)) {
+        Ok(false)
+    } else {
+        Err(format!("unknown value '{value}'"))
+    }
+}
+
+/// Parses one of a fixed set of words (given in lower case).
+fn choice<T: Copy>(value: &str, words: &[(&str, T)]) -> Result<T, String> {
+    words
+        .iter()
+        .find(|(word, _)| word.eq_ignore_ascii_case(value))
+        .map(|&(_, item)| item)
+        .ok_or_else(|| format!("unknown value '{value}'"))
+}
+
+/// Parses the `log-filename-include` list. Items are trimmed; empty items
+/// are skipped, but the list as a whole must name at least one part.
+fn filename_parts(value: &str) -> Result<Vec<FilenamePart>, String> {
+    let mut parts = Vec::new();
+    for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        let part = FilenamePart::from_keyword(word)
+            .ok_or_else(|| format!("unknown part '{word}' in '{value}'"))?;
+        if parts.contains(&part) {
+            return Err(format!("duplicate part '{word}' in '{value}'"));
+        }
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        return Err(format!("no part named in '{value}'"));
+    }
+    Ok(parts)
+}
+
+/// The known option names, comma-separated, for warnings.
+fn known_keys() -> String {
+    OPTIONS
+        .iter()
+        .map(|spec| spec.key)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Options {
+    /// Parses the text of `PERFFLOW_OPTIONS`.
+    ///
+    /// Returns the settings, starting from the defaults, and one warning per
+    /// problem, in the order found. Never fails and never prints.
+    pub fn parse(text: &str) -> (Options, Vec<OptionWarning>) {
+        let mut options = Options::default();
+        let mut warnings = Vec::new();
+        for segment in text.split(':').map(str::trim) {
+            if segment.is_empty() {
+                continue;
+            }
+            let Some((key, value)) = segment.split_once('=') else {
+                warnings.push(OptionWarning::new(
+                    segment,
+                    None,
+                    format!(
+                        "missing '=' in '{segment}': expected <option>=<value> \
+                         with option one of {}; ignored",
+                        known_keys()
+                    ),
+                ));
+                continue;
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let Some(spec) = find_option(key) else {
+                let what = if key.is_empty() {
+                    "missing option name".to_string()
+                } else {
+                    format!("unknown option '{key}'")
+                };
+                warnings.push(OptionWarning::new(
+                    key,
+                    Some(value),
+                    format!(
+                        "{what} (value '{value}'): expected one of {}; ignored",
+                        known_keys()
+                    ),
+                ));
+                continue;
+            };
+            let result = if value.is_empty() {
+                Err("empty value".to_string())
+            } else {
+                (spec.apply)(&mut options, value)
+            };
+            if let Err(problem) = result {
+                // Every default is an accepted value (checked by the tests),
+                // so this restores the default field.
+                let _ = (spec.apply)(&mut options, spec.default);
+                warnings.push(OptionWarning::new(
+                    spec.key,
+                    Some(value),
+                    format!(
+                        "{problem} for {}: expected {}; using {}",
+                        spec.key, spec.accepted, spec.default
+                    ),
+                ));
+            }
+        }
+        (options, warnings)
+    }
+
+    /// Reads `PERFFLOW_OPTIONS` from the environment; unset or empty gives
+    /// the defaults. A value that is not UTF-8 is read with its invalid
+    /// bytes replaced by U+FFFD.
+    pub fn from_env() -> (Options, Vec<OptionWarning>) {
+        match std::env::var_os(ENV_VAR) {
+            Some(text) => Options::parse(&text.to_string_lossy()),
+            None => (Options::default(), Vec::new()),
+        }
+    }
+}
+
+/// Replaces the characters that cannot safely appear in one file name
+/// component (`/`, `\`, NUL and other control characters) by `_`.
+pub fn file_name_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c == '/' || c == '\\' || c.is_control();
+    if text.contains(unsafe_char) {
+        Cow::Owned(text.replace(unsafe_char, "_"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// The trace file name:
+/// `perfflow.<array|object>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].pfw`.
+///
+/// The optional parts appear in the order the user listed them in
+/// `log-filename-include`; the instance path is written inside literal
+/// braces. Characters unsafe in a file name are replaced by `_` in every
+/// part (see [`file_name_safe`]).
+pub fn trace_file_name(options: &Options, instance_path: &str, hostname: &str, pid: u32) -> String {
+    let mut file = format!("perfflow.{}", options.log_format.file_word());
+    for part in &options.filename_include {
+        file.push('.');
+        match part {
+            FilenamePart::Name => file.push_str(&file_name_safe(&options.name)),
+            FilenamePart::InstancePath => {
+                file.push('{');
+                file.push_str(&file_name_safe(instance_path));
+                file.push('}');
+            }
+            FilenamePart::Hostname => file.push_str(&file_name_safe(hostname)),
+            FilenamePart::Pid => {
+                let _ = write!(file, "{pid}");
+            }
+        }
+    }
+    file.push_str(".pfw");
+    file
+}
+
+/// The trace file's path: `log-dir` joined with [`trace_file_name`].
+pub fn trace_path(options: &Options, instance_path: &str, hostname: &str, pid: u32) -> PathBuf {
+    options
+        .log_dir
+        .join(trace_file_name(options, instance_path, hostname, pid))
+}
+
+/// A Markdown table of every option (name, default, accepted values,
+/// description), generated from [`OPTIONS`] for the documentation.
+pub fn markdown_table() -> String {
+    let mut table =
+        String::from("| option | default | values | description |\n|---|---|---|---|\n");
+    for spec in OPTIONS {
+        let _ = writeln!(
+            table,
+            "| `{}` | `{}` | {} | {} |",
+            spec.key, spec.default, spec.accepted, spec.description
+        );
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_in_the_table_is_accepted_and_matches_options_default() {
+        let mut options = Options {
+            name: String::new(),
+            filename_include: Vec::new(),
+            log_dir: PathBuf::new(),
+            log_enable: false,
+            cpu_mem_usage: true,
+            log_event: LogEvent::Compact,
+            log_format: LogFormat::Object,
+        };
+        for spec in OPTIONS {
+            assert_eq!(
+                (spec.apply)(&mut options, spec.default),
+                Ok(()),
+                "{}",
+                spec.key
+            );
+        }
+        assert_eq!(options, Options::default());
+    }
+
+    #[test]
+    fn option_names_in_the_table_are_unique_and_lower_case() {
+        for (i, spec) in OPTIONS.iter().enumerate() {
+            assert_eq!(spec.key, spec.key.to_ascii_lowercase());
+            assert!(OPTIONS[..i].iter().all(|other| other.key != spec.key));
+        }
+    }
+
+    #[test]
+    fn the_markdown_table_has_one_row_per_option() {
+        let table = markdown_table();
+        assert_eq!(table.lines().count(), OPTIONS.len() + 2);
+        assert!(table.contains("| `log-event` | `Verbose` | Verbose or Compact |"));
+    }
+}
