@@ -542,12 +542,14 @@ fn finish_locked(state: &mut State) {
     if state.closed() {
         return;
     }
-    let now = clock::now_ns();
     for index in 0..state.slots.len() {
         // SAFETY: registered buffers are live.
         let len = unsafe { state.slots[index].buf.as_ref() }
             .len
             .load(Ordering::Acquire);
+        // Read after the length: every record below it is stamped earlier,
+        // so the slices closed here never end before they began.
+        let now = clock::now_ns();
         state.drain(index, len);
         // The process ends inside slices still open.
         state.close_thread(index, now);

@@ -111,6 +111,14 @@ fn start_watcher() -> std::io::Result<()> {
 /// it checks every [`IDLE_CHECK_MS`] whether it is the last thread, and then
 /// calls `exit(0)` itself, exactly as glibc would have.
 fn watch(request: libc::c_int, reply: libc::c_int) {
+    // A process-directed signal must reach a thread of the program: handled
+    // here, it would wait for this very thread.
+    // SAFETY: blocking signals for the calling thread with a valid set.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+    }
     let mut byte = 0u8;
     loop {
         let mut fd = libc::pollfd {

@@ -176,6 +176,16 @@ pub fn write_ts(out: &mut Vec<u8>, epoch_ns: u64) {
     }
 }
 
+/// Appends a JSON number for `v`: finite values as Rust prints them (always
+/// valid JSON), anything else as 0 — JSON has no NaN or infinity.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        let _ = write!(out, "{v}");
+    } else {
+        out.push(b'0');
+    }
+}
+
 /// Category of an event: the source file for sync pointcuts, the scope (or
 /// `"default"`) for async ones.
 pub fn category(site: &Site) -> &[u8] {
@@ -250,6 +260,35 @@ impl<W: Write> ChromeJsonWriter<W> {
             bytes: 0,
             footer,
         }
+    }
+
+    /// One counter ("C") event: a sample of one or more values on the
+    /// counter track `name` (Perfetto draws one track per argument).
+    pub fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
+        if !self.is_open() {
+            self.lost += 1;
+            return;
+        }
+        self.out.extend_from_slice(b"{\"name\":");
+        write_json_string(&mut self.out, name);
+        self.out.extend_from_slice(b",\"ph\":\"C\",\"pid\":");
+        write_u64(&mut self.out, u64::from(self.pid));
+        self.out.extend_from_slice(b",\"tid\":");
+        write_u64(&mut self.out, u64::from(tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ts_ns);
+        self.out.extend_from_slice(b",\"args\":{");
+        for (i, (key, value)) in values.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            write_json_string(&mut self.out, key.as_bytes());
+            self.out.push(b':');
+            write_f64(&mut self.out, *value);
+        }
+        self.out.extend_from_slice(b"}},\n");
+        self.written += 1;
+        self.maybe_flush();
     }
 
     /// Bytes handed to the destination so far.
@@ -477,5 +516,28 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         self.bytes += self.out.len() as u64;
         self.out = Vec::new();
         result.map_err(Error::Io)
+    }
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+
+    #[test]
+    fn counter_events_carry_every_value_as_a_json_number() {
+        let mut w = ChromeJsonWriter::new(Vec::new(), 7);
+        w.counter(
+            b"mem (bytes)",
+            7,
+            1_500_000_000_000,
+            &[("used", 1024.0), ("bad", f64::NAN)],
+        );
+        w.finish().unwrap();
+        let text = String::from_utf8(w.into_inner()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v[0]["ph"], "C");
+        assert_eq!(v[0]["args"]["used"], 1024.0);
+        assert_eq!(v[0]["args"]["bad"], 0);
+        assert_eq!(v[0]["ts"], 1_500_000_000.0);
     }
 }
