@@ -75,6 +75,7 @@ use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
 use crate::instance;
 use crate::options::{self, LogEvent, LogFormat, Options};
+use crate::sampler;
 use crate::signals;
 use crate::site::Site;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
@@ -303,6 +304,10 @@ impl State {
         if let Some(fork_ns) = self.forked_at.take() {
             self.sink = self.config.open_sink(self.pid);
             signals::install();
+            if self.sink.is_some() && self.config.options.sampler {
+                let options = &self.config.options;
+                sampler::start(options.sampler_interval, options.sampler_metrics.clone());
+            }
             if let Some(sink) = self.sink.as_mut() {
                 for slot in &mut self.slots {
                     slot.decoder.reopen_after_fork(fork_ns, &mut self.cx, sink);
@@ -474,6 +479,12 @@ impl Runtime {
                 libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
             }
             signals::install();
+            if config.options.sampler {
+                sampler::start(
+                    config.options.sampler_interval,
+                    config.options.sampler_metrics.clone(),
+                );
+            }
         }
         Runtime {
             state: Mutex::new(State {
@@ -519,6 +530,25 @@ impl Runtime {
         }
         // Reset under the lock: the flusher reads lengths only under it.
         b.len.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Runs `write` on the trace writer, unless the trace is complete or
+/// tracing is off; returns whether it ran. Used by the metric sampler.
+pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool {
+    let Some(rt) = RUNTIME.get() else {
+        return false;
+    };
+    let mut state = rt.lock();
+    if state.closed() || state.pid != std::process::id() {
+        return false;
+    }
+    match state.sink() {
+        Some(sink) if sink.is_open() => {
+            write(sink);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -28,6 +28,7 @@ pub mod site;
 pub mod writer;
 
 mod buffer;
+mod sampler;
 mod signals;
 
 use std::ffi::{c_char, c_int};

@@ -53,6 +53,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use perfflow_monitor::Source;
 
 /// The environment variable the runtime reads its settings from.
 pub const ENV_VAR: &str = "PERFFLOW_OPTIONS";
@@ -148,6 +151,13 @@ pub struct Options {
     pub log_event: LogEvent,
     /// JSON array or object (`log-format`).
     pub log_format: LogFormat,
+    /// Whether node and process metrics are sampled into the trace
+    /// (`sampler`).
+    pub sampler: bool,
+    /// Time between two metric samples (`sampler-interval`).
+    pub sampler_interval: Duration,
+    /// Metric sources to sample (`sampler-metrics`).
+    pub sampler_metrics: Vec<Source>,
 }
 
 impl Default for Options {
@@ -160,6 +170,9 @@ impl Default for Options {
             cpu_mem_usage: false,
             log_event: LogEvent::Verbose,
             log_format: LogFormat::Array,
+            sampler: false,
+            sampler_interval: Duration::from_millis(100),
+            sampler_metrics: Source::ALL.to_vec(),
         }
     }
 }
@@ -324,6 +337,40 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(())
         },
     },
+    OptionSpec {
+        key: "sampler",
+        default: "False",
+        accepted: BOOLEAN_VALUES,
+        description: "Sample node and process metrics into the trace as counter tracks",
+        apply: |o, v| {
+            o.sampler = boolean(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "sampler-interval",
+        default: "100ms",
+        accepted: "a duration of at least 10ms, in ms or s (e.g. 100ms, 2s, 0.5s)",
+        description: "Time between two metric samples",
+        apply: |o, v| {
+            o.sampler_interval = duration(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "sampler-metrics",
+        default: "proc,system,net,ib,rapl,perf,gpu",
+        accepted: "a comma-separated list of proc, system, net, ib, rapl, perf, gpu",
+        description: "Metric sources the sampler reads",
+        apply: |o, v| {
+            let sources = Source::parse_list(v).map_err(|e| e.to_string())?;
+            if sources.is_empty() {
+                return Err("no source named".to_string());
+            }
+            o.sampler_metrics = sources;
+            Ok(())
+        },
+    },
 ];
 
 /// The option table entry for `key`, matched case-insensitively.
@@ -334,6 +381,29 @@ pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
 }
 
 /// Parses a boolean value.
+/// `100ms`, `2s`, `0.5s` (a bare number is milliseconds), at least 10 ms.
+fn duration(v: &str) -> Result<Duration, String> {
+    let lower = v.to_ascii_lowercase();
+    let (number, scale) = if let Some(n) = lower.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = lower.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (lower.as_str(), 1e-3)
+    };
+    let seconds = number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map(|n| n * scale)
+        .ok_or_else(|| format!("unknown value '{v}'"))?;
+    if seconds < 0.010 {
+        return Err(format!("interval '{v}' is below 10ms"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 fn boolean(value: &str) -> Result<bool, String> {
     const TRUE: [&str; 4] = ["true", "1", "yes", "on"];
     const FALSE: [&str; 4] = ["false", "0", "no", "off"];
@@ -531,6 +601,9 @@ mod tests {
             cpu_mem_usage: true,
             log_event: LogEvent::Compact,
             log_format: LogFormat::Object,
+            sampler: true,
+            sampler_interval: Duration::from_secs(9),
+            sampler_metrics: vec![Source::Gpu],
         };
         for spec in OPTIONS {
             assert_eq!(

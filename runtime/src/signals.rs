@@ -156,31 +156,30 @@ fn watch(request: libc::c_int, reply: libc::c_int) {
 /// How often the watcher checks whether it is the last thread left.
 const IDLE_CHECK_MS: libc::c_int = 200;
 
-/// True when the process has no live thread but the caller. A main thread
-/// that called `pthread_exit` stays listed as a zombie task until the
-/// process ends, so tasks are counted by their state, not by number.
+/// True when no thread of the program is left, only perfflow's own
+/// (named `perfflow-…`). A main thread that called `pthread_exit` stays
+/// listed as a zombie task until the process ends, so tasks are counted by
+/// their state, not by number.
 fn only_thread_left() -> bool {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return false;
     };
-    let mut live = 0;
     for task in tasks.flatten() {
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue; // ended meanwhile
         };
-        // The state follows the command name, which is in parentheses and
-        // may contain spaces.
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        if !matches!(state, Some("Z" | "X" | "x")) {
-            live += 1;
-            if live > 1 {
-                return false;
-            }
+        // `pid (comm) state ...`: the command may contain spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let comm = head.split_once('(').map_or("", |(_, c)| c);
+        let state = rest.split_whitespace().next();
+        let live = !matches!(state, Some("Z" | "X" | "x"));
+        if live && !comm.starts_with("perfflow-") {
+            return false;
         }
     }
-    live == 1
+    true
 }
 
 /// Only async-signal-safe calls here: write, poll, read, sigaction, raise.

@@ -291,6 +291,24 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.maybe_flush();
     }
 
+    /// A metadata (`"M"`) event `name` whose `args` is `args_json`, an
+    /// object already written as JSON.
+    pub fn metadata_args(&mut self, name: &[u8], tid: u32, args_json: &str) {
+        if !self.is_open() {
+            return;
+        }
+        self.out.extend_from_slice(b"{\"name\":");
+        write_json_string(&mut self.out, name);
+        self.out.extend_from_slice(b",\"ph\":\"M\",\"pid\":");
+        write_u64(&mut self.out, u64::from(self.pid));
+        self.out.extend_from_slice(b",\"tid\":");
+        write_u64(&mut self.out, u64::from(tid));
+        self.out.extend_from_slice(b",\"args\":");
+        self.out.extend_from_slice(args_json.as_bytes());
+        self.out.extend_from_slice(b"},\n");
+        self.maybe_flush();
+    }
+
     /// Bytes handed to the destination so far.
     pub fn bytes_written(&self) -> u64 {
         self.bytes

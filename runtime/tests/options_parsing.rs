@@ -22,7 +22,7 @@ fn one_warning(text: &str) -> (Options, OptionWarning) {
 }
 
 const ALL_KEYS: &str =
-    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format";
+    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics";
 
 // Defaults and syntax.
 
@@ -94,7 +94,57 @@ fn all_options_apply_together() {
             cpu_mem_usage: true,
             log_event: LogEvent::Compact,
             log_format: LogFormat::Object,
+            ..Options::default()
         }
+    );
+}
+
+#[test]
+fn sampler_options_take_durations_and_source_lists() {
+    let options = clean("sampler=True:sampler-interval=2s:sampler-metrics=proc, gpu");
+    assert!(options.sampler);
+    assert_eq!(options.sampler_interval, std::time::Duration::from_secs(2));
+    assert_eq!(
+        options.sampler_metrics,
+        [
+            perfflow_monitor::Source::Proc,
+            perfflow_monitor::Source::Gpu
+        ]
+    );
+    assert_eq!(
+        clean("sampler-interval=250ms").sampler_interval,
+        std::time::Duration::from_millis(250)
+    );
+    assert_eq!(
+        clean("sampler-interval=0.5s").sampler_interval,
+        std::time::Duration::from_millis(500)
+    );
+}
+
+#[test]
+fn a_sampler_interval_below_10ms_falls_back_with_one_warning() {
+    let (options, warnings) = Options::parse("sampler-interval=1ms");
+    assert_eq!(
+        options.sampler_interval,
+        std::time::Duration::from_millis(100)
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].to_string().contains("sampler-interval"),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn an_unknown_sampler_metric_names_the_accepted_sources() {
+    let (options, warnings) = Options::parse("sampler-metrics=proc,disk");
+    assert_eq!(options.sampler_metrics.len(), 7);
+    assert_eq!(warnings.len(), 1);
+    let line = warnings[0].to_string();
+    assert!(
+        line.contains("disk") && line.contains("proc, system, net"),
+        "{line}"
     );
 }
 

@@ -1,0 +1,77 @@
+//! The node and process metric sampler hosted in the traced process
+//! (`PERFFLOW_OPTIONS=sampler=True`).
+//!
+//! One background thread, `perfflow-sampler`, started with tracing (the
+//! first event), samples the sources of [`perfflow_monitor`] every
+//! `sampler-interval` and writes every metric as a counter (`"C"`) event
+//! into the same trace, one track per metric with its unit in the name, so
+//! the metrics sit on the Perfetto timeline next to the woven spans. It
+//! never writes span events. At the start it also writes the hardware
+//! metadata and the list of sources that are unavailable on this node (each
+//! once, in the trace, not on stderr). It stops when the trace is completed
+//! (its next write finds the trace closed), and a forked child that traces
+//! starts its own.
+//!
+//! Its cost is one sample per interval: see docs/benchmarks.md for the
+//! figures per source.
+
+use std::time::Duration;
+
+use perfflow_monitor::{hardware_metadata, Sampler, SamplerConfig, Source};
+
+/// Starts the sampler thread for this process; says once on stderr if the
+/// thread cannot be started (the program runs on, without metrics).
+pub(crate) fn start(interval: Duration, sources: Vec<Source>) {
+    let spawned = std::thread::Builder::new()
+        .name("perfflow-sampler".into())
+        .spawn(move || run(interval, sources));
+    if let Err(e) = spawned {
+        eprintln!("perfflow: cannot start the metric sampler ({e}); the trace has no metrics");
+    }
+}
+
+fn run(interval: Duration, sources: Vec<Source>) {
+    let pid = std::process::id();
+    let config = SamplerConfig {
+        root_pid: pid as i32,
+        sources: sources.clone(),
+        ..SamplerConfig::default()
+    };
+    let mut sampler = Sampler::new(config);
+    let unavailable: Vec<serde_json::Value> = sampler
+        .unavailable()
+        .iter()
+        .map(|u| serde_json::json!({ "source": u.source.to_string(), "reason": u.reason }))
+        .collect();
+    let about = serde_json::json!({
+        "interval_ms": interval.as_secs_f64() * 1e3,
+        "sources": sources.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "unavailable": unavailable,
+    });
+    let hardware = hardware_metadata().to_json_value();
+    let open = crate::buffer::with_sink(|sink| {
+        sink.metadata_args(b"perfflow_sampler", pid, &about.to_string());
+        sink.metadata_args(b"perfflow_hardware", pid, &hardware.to_string());
+    });
+    if !open {
+        return;
+    }
+    loop {
+        std::thread::sleep(interval);
+        let snapshot = sampler.sample();
+        let tracks = snapshot.tracks();
+        let open = crate::buffer::with_sink(|sink| {
+            for track in &tracks {
+                sink.counter(
+                    track.name.as_bytes(),
+                    pid,
+                    snapshot.timestamp_ns,
+                    &[("value", track.value)],
+                );
+            }
+        });
+        if !open {
+            return;
+        }
+    }
+}
