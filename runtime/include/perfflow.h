@@ -5,8 +5,10 @@
  *     woven function, passed by address on every enter and exit;
  *   - PerfFlowAspect's string ABI (perfflow_weave_before/after), so programs
  *     woven by the upstream plugin run unchanged on this runtime.
- * A small manual API (perfflow_region_begin/end) marks regions in code that
- * is not woven.
+ * A small manual API marks code that is not woven: regions on one thread
+ * (perfflow_region_begin/end) and async operations that may end on another
+ * thread (perfflow_async_begin/end). PERFFLOW_CRITICAL_PATH annotates a
+ * function for the weaver.
  *
  * Output: the first event of the process creates
  * perfflow.array.<hostname>.<pid>.pfw in the current working directory, a
@@ -17,12 +19,27 @@
  * during exit) are dropped and counted, see perfflow_dropped_events.
  *
  * Events per pointcut: around -> "B" at enter, "E" at exit; before -> "i" at
- * enter; after -> "i" at exit; around_async -> "b"/"e" paired by id on the
- * recording thread; before_async/after_async -> "n". Enter/exit calls that a
+ * enter; after -> "i" at exit; around_async -> "b"/"e" with one id (woven
+ * sites pair on the recording thread; see below for the upstream ABI and the
+ * async API); before_async/after_async -> "n". Enter/exit calls that a
  * pointcut does not use are ignored; an exit without an enter is reported
  * once on stderr and dropped. Slices still open when their thread ends, or
  * when the trace is completed (exit() called deep inside woven code), are
  * ended at that moment.
+ *
+ * PERFFLOW_OPTIONS=cpu-mem-usage=True: every around slice (woven functions,
+ * upstream "around" calls, regions) also gets two counter ("C") events named
+ * after the function, written when the slice ends, PerfFlowAspect's shape:
+ *   at its begin: {"cpu_usage": <percent>, "memory_usage": <KiB>}
+ *   at its end:   {"cpu_usage": 0, "memory_usage": 0}
+ * cpu_usage is the CPU time of the calling thread inside the slice over its
+ * wall time, x 100 (CLOCK_THREAD_CPUTIME_ID read at enter and exit);
+ * memory_usage is the process's current resident set size at the exit
+ * (/proc/self/statm), not the peak. Recursive and nested calls each get
+ * their own pair; log-event=Compact writes the pair before each "X" event.
+ * Slices ended by the runtime (thread or process ending inside them) get no
+ * pair. Cost: one clock_gettime system call per enter, and one plus a
+ * pread of /proc/self/statm per exit; without the option, nothing.
  *
  * Linking: libperfflow_runtime.a needs -lpthread -ldl -lm;
  * libperfflow_runtime.so needs nothing extra.
@@ -85,14 +102,49 @@ void perfflow_weave_after(int async, const char *module, const char *function,
                           const char *scope, const char *flow, const char *pcut);
 /* The string arguments must stay valid until the process exits (the weaver
  * passes string constants): repeated calls are recognised by the addresses of
- * the strings, and C++ linkage names are shown demangled. */
+ * the strings, and C++ linkage names are shown demangled.
+ * An async around call ("around_async", or async=1 with "around") may begin
+ * and end on different threads: the k-th perfflow_weave_after of a function
+ * ends its k-th perfflow_weave_before (first in, first out), whatever the
+ * threads, and both get the same id. */
 
-/* Manual regions for code that is not woven. Shown like an around pointcut
- * named `name`, with category "region". Regions must nest on each thread.
- * `name` is compared by content, so it may live in a reused buffer; it is
- * copied on first use. */
+/* Manual regions for code that is not woven, on the calling thread.
+ * perfflow_region_begin opens a region named `name`; perfflow_region_end
+ * closes the innermost open region of that name on the same thread (and any
+ * region opened inside it and left open). Shown like an around pointcut:
+ * "B"/"E" (or "X" with log-event=Compact) with category "region", and the
+ * counters of cpu-mem-usage. Regions must nest on each thread; an end
+ * without a begin is reported once on stderr and dropped. `name` is compared
+ * by content, so it may live in a reused buffer; it is copied on first use.
+ * A NULL name is ignored. */
 void perfflow_region_begin(const char *name);
 void perfflow_region_end(const char *name);
+
+/* Manual async operations, which may end on another thread than the one that
+ * began them. perfflow_async_begin writes a "b" event named `name` with
+ * category `scope` ("default" when NULL or empty) and returns its id, unique
+ * in the process (never 0; 0 when `name` is NULL). perfflow_async_end writes
+ * the matching "e" event with that id; pass the same name and scope. Both
+ * strings are compared by content and may live in reused buffers. An
+ * operation never ended stays open in the trace. Safe to call from any
+ * thread; the cost is that of a region plus one atomic increment. */
+uint64_t perfflow_async_begin(const char *name, const char *scope);
+void perfflow_async_end(const char *name, const char *scope, uint64_t id);
+
+/* Annotates a function for the WeavePass plugin, as PerfFlowAspect's
+ * annotation does, e.g.
+ *     PERFFLOW_CRITICAL_PATH(pointcut='around', scope='io')
+ *     int read_block(int fd);
+ * The arguments are turned into the annotation string as written:
+ * "@critical_path(pointcut='around', scope='io')". Commas between arguments
+ * are kept (the macro is variadic), single quotes are kept, and each run of
+ * whitespace between tokens becomes one space. Quote values with single
+ * quotes, as the annotation grammar does (a double-quoted value would reach
+ * the annotation as written and be rejected by the parser). With no arguments,
+ * PERFFLOW_CRITICAL_PATH() gives "@critical_path()". Compilers without the
+ * annotate attribute (GCC) ignore it with a warning. */
+#define PERFFLOW_CRITICAL_PATH(...) \
+    __attribute__((annotate("@critical_path(" #__VA_ARGS__ ")")))
 
 /* Number of events dropped so far (recorded after the trace was completed,
  * during thread teardown, or when the trace file could not be written). */

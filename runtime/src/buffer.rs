@@ -7,7 +7,8 @@
 //!
 //! * **Record (hot path, owner thread only).** Read `len` (Relaxed: only the
 //!   owner ever changes it outside the lock), write the record at index
-//!   `len`, then store `len + 1` with **Release**. No lock, no allocation, no
+//!   `len`, then store `len + 1` with **Release** (an event with a payload
+//!   record writes both, then stores `len + 2`). No lock, no allocation, no
 //!   system call, no string work. Slots at or above `len` are never read by
 //!   anyone else, so the write races with nothing.
 //! * **First event of a thread (cold).** Allocate the chunk, read the kernel
@@ -384,6 +385,16 @@ static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 /// no trace file could be created. The hot path reads it first.
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
+/// Set by `cpu-mem-usage=True`: `around` enters and exits are followed by a
+/// usage payload (see [`record_usage`]). Read only when [`ENABLED`] is set.
+static CPU_MEM_USAGE: AtomicBool = AtomicBool::new(false);
+
+/// Turns the usage payloads of `cpu-mem-usage` on or off; set once, when
+/// the runtime starts.
+pub(crate) fn set_cpu_mem_usage(on: bool) {
+    CPU_MEM_USAGE.store(on, Ordering::Relaxed);
+}
+
 /// Name of the trace file for `host` and `pid` with the default options.
 pub fn trace_file_name(host: &str, pid: u32) -> String {
     options::trace_file_name(&Options::default(), "", host, pid)
@@ -459,6 +470,7 @@ impl Runtime {
         let pid = std::process::id();
         let mut cx = DecodeContext::new(Epoch::capture());
         cx.compact = config.options.log_event == LogEvent::Compact;
+        set_cpu_mem_usage(config.options.cpu_mem_usage);
         let sink = if config.options.log_enable {
             config.open_sink(pid)
         } else {
@@ -685,6 +697,7 @@ extern "C" fn fork_child() {
         state.forked_at = Some(clock::now_ns());
         DROPPED.store(0, Ordering::Relaxed);
         signals::after_fork();
+        crate::usage::after_fork();
         drop(state);
     });
 }
@@ -693,12 +706,14 @@ extern "C" fn fork_child() {
 struct NullSink;
 impl Sink for NullSink {}
 
-/// Cold half of [`record`]: first event of the thread or full chunk.
-/// `stamp` is the exit timestamp already taken; enters are stamped here,
-/// after the hand-off, so its cost stays outside the slice.
+/// Cold half of [`record`] and [`record_extra`]: first event of the thread
+/// or full chunk. `stamp` is the exit timestamp already taken; enters are
+/// stamped here, after the hand-off, so its cost stays outside the slice.
+/// `extra` is what follows the event; an event and its payload always land
+/// in the same chunk.
 #[cold]
 #[inline(never)]
-fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>) {
+fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
     if local.busy.replace(true) {
         drop_events(1);
         return;
@@ -720,11 +735,21 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>)
                 buf
             }
         };
-        let ts = stamp.unwrap_or_else(clock::now_ns);
+        let extra = match extra {
+            // The process's first event started the runtime just above,
+            // which may have turned cpu-mem-usage on.
+            Extra::None if kind == Kind::Enter && wants_usage(site) => Extra::EnterUsage,
+            other => other,
+        };
+        let (ts, payload) = stamp_with(stamp, extra);
+        let ev = RawEvent::new(ts, site, kind);
         // SAFETY: the calling thread's own live buffer.
-        unsafe { buf.as_ref() }
-            .push(RawEvent::new(ts, site, kind))
-            .then_some(())
+        let b = unsafe { buf.as_ref() };
+        match payload {
+            Some(payload) => b.push_pair(ev, payload),
+            None => b.push(ev),
+        }
+        .then_some(())
     }));
     if !matches!(stored, Ok(Some(()))) {
         drop_events(1);
@@ -734,10 +759,15 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>)
 
 /// Records one event. `STAMP_FIRST` reads the clock before anything else
 /// (for exits, so the runtime's own cost lands inside the slice); otherwise
-/// it is read last (for enters, for the same reason).
+/// it is read last (for enters, for the same reason). With `cpu-mem-usage`
+/// the event goes through [`record_usage`] instead.
 #[inline(always)]
 fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    if CPU_MEM_USAGE.load(Ordering::Relaxed) {
+        record_usage(site, kind);
         return;
     }
     let early = if STAMP_FIRST { clock::now_ns() } else { 0 };
@@ -752,7 +782,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
                 return;
             }
         }
-        record_slow(local, site, kind, STAMP_FIRST.then_some(early));
+        record_slow(local, site, kind, STAMP_FIRST.then_some(early), Extra::None);
     });
     if recorded.is_err() {
         drop_events(1);
@@ -769,6 +799,141 @@ pub fn record_enter(site: *const Site) {
 #[inline(always)]
 pub fn record_exit(site: *const Site) {
     record::<true>(site, Kind::Exit);
+}
+
+/// Records entry into `site` followed by `payload` (an async id or number).
+/// `site` must satisfy [`crate::event::packable`].
+#[inline]
+pub fn record_enter_with(site: *const Site, payload: crate::event::Payload) {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    record_extra(site, Kind::Enter, None, Extra::Ready(payload.record()));
+}
+
+/// Records exit from `site` followed by `payload`, stamped first as in
+/// [`record_exit`].
+#[inline]
+pub fn record_exit_with(site: *const Site, payload: crate::event::Payload) {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    let ts = clock::now_ns();
+    record_extra(site, Kind::Exit, Some(ts), Extra::Ready(payload.record()));
+}
+
+/// What follows an event record in its thread's buffer.
+#[derive(Clone, Copy)]
+enum Extra {
+    /// Nothing.
+    None,
+    /// A usage payload with the thread's CPU time, read right after the
+    /// event's timestamp (`around` enters with `cpu-mem-usage`).
+    EnterUsage,
+    /// A payload record prepared by the caller.
+    Ready(RawEvent),
+}
+
+/// True when an event at `site` carries a usage payload: `cpu-mem-usage`
+/// is on and the site is an `around` site.
+fn wants_usage(site: *const Site) -> bool {
+    // SAFETY: recorded site pointers point at live sites (the C ABI
+    // contract, checked for null and alignment by the entry points).
+    CPU_MEM_USAGE.load(Ordering::Relaxed)
+        && unsafe { &*site }.pointcut() == crate::site::Pointcut::Around
+}
+
+/// The event's timestamp (`stamp`, or the clock now) and its payload.
+#[inline(always)]
+fn stamp_with(stamp: Option<u64>, extra: Extra) -> (u64, Option<RawEvent>) {
+    let ts = stamp.unwrap_or_else(clock::now_ns);
+    let payload = match extra {
+        Extra::None => None,
+        Extra::EnterUsage => Some(
+            crate::event::Payload::Usage {
+                cpu_ns: crate::usage::thread_cpu_ns(),
+                rss_kib: 0,
+            }
+            .record(),
+        ),
+        Extra::Ready(payload) => Some(payload),
+    };
+    (ts, payload)
+}
+
+/// [`record`] with `cpu-mem-usage` on. An `around` enter reads the thread
+/// CPU time right after its timestamp; an `around` exit reads it right
+/// before its timestamp, then the resident set size. The CPU interval thus
+/// lies inside the slice, and usage never reads above 100 % for time the
+/// thread spent running. Other sites record as usual.
+///
+/// Cost: one `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` system call per enter,
+/// and that plus one `pread` of `/proc/self/statm` per exit.
+#[inline(never)]
+fn record_usage(site: *const Site, kind: Kind) {
+    // SAFETY: as in `wants_usage`.
+    let around = unsafe { &*site }.pointcut() == crate::site::Pointcut::Around;
+    match (around, kind) {
+        (true, Kind::Enter) => record_extra(site, kind, None, Extra::EnterUsage),
+        (true, Kind::Exit) => {
+            let cpu_ns = crate::usage::thread_cpu_ns();
+            let ts = clock::now_ns();
+            let rss_kib = crate::usage::resident_kib();
+            let payload = crate::event::Payload::Usage { cpu_ns, rss_kib }.record();
+            record_extra(site, kind, Some(ts), Extra::Ready(payload));
+        }
+        (false, Kind::Enter) => record_extra(site, kind, None, Extra::None),
+        (false, Kind::Exit) => record_extra(site, kind, Some(clock::now_ns()), Extra::None),
+    }
+}
+
+/// Records an event and what follows it. `stamp` is the timestamp already
+/// taken (exits); without one the clock is read here, last.
+#[inline(always)]
+fn record_extra(site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+    let recorded = LOCAL.try_with(|local| {
+        let buf = local.buf.get();
+        if !buf.is_null() {
+            // SAFETY: as in `record`.
+            let b = unsafe { &*buf };
+            let (ts, payload) = stamp_with(stamp, extra);
+            let ev = RawEvent::new(ts, site, kind);
+            let stored = match payload {
+                Some(payload) => b.push_pair(ev, payload),
+                None => b.push(ev),
+            };
+            if stored {
+                return;
+            }
+        }
+        record_slow(local, site, kind, stamp, extra);
+    });
+    if recorded.is_err() {
+        drop_events(1);
+    }
+}
+
+impl ThreadBuffer {
+    /// Appends an event and its payload record if both fit (owner thread
+    /// only). One Release store publishes the two, so a reader sees both or
+    /// neither, and a chunk never ends between them.
+    #[inline(always)]
+    fn push_pair(&self, ev: RawEvent, payload: RawEvent) -> bool {
+        let n = self.len.load(Ordering::Relaxed);
+        if n + 2 > CHUNK_RECORDS {
+            return false;
+        }
+        // SAFETY: `n + 2 <= CHUNK_RECORDS`, so both slots are inside the
+        // allocation; they are above the published length, so no other
+        // thread reads them.
+        unsafe {
+            let at = self.records.as_ptr().add(n);
+            at.write(ev);
+            at.add(1).write(payload);
+        }
+        self.len.store(n + 2, Ordering::Release);
+        true
+    }
 }
 
 /// Counts an event whose site pointer could not be recorded.

@@ -1,7 +1,8 @@
 //! Turns one thread's raw records into trace events.
 //!
-//! The hot path stores only `(timestamp, site, enter|exit)`. Everything that
-//! depends on the pointcut — which Chrome phase to write, whether an exit is
+//! The hot path stores only `(timestamp, site, enter|exit)`, sometimes
+//! followed by payload records of plain numbers. Everything that depends on
+//! the pointcut — which Chrome phase to write, whether an exit is
 //! paired with an enter, which async id a slice gets — is decided here, on
 //! the writer side, by a small per-thread state machine that survives from
 //! one chunk of records to the next.
@@ -13,9 +14,21 @@
 //!   no open slice for its site is a misuse: it is dropped and reported.
 //! - `before` / `after`: an instant at enter / at exit; the other half is
 //!   ignored.
-//! - `around_async`: enter → `b`, exit → `e`, paired through a per-thread
-//!   stack of ids. Pairing across threads plugs in here later (the id will
-//!   then come from a flow table instead of the stack).
+//! - `around_async`: enter → `b`, exit → `e`, with the same `id`. How the
+//!   two are paired depends on the payload that follows the records (see
+//!   [`crate::event`]):
+//!   - [`Payload::AsyncId`] (the manual async API): the id was chosen when
+//!     the begin was recorded and handed back to the program, which passes
+//!     it to the end, possibly on another thread;
+//!   - [`Payload::Sequence`] (the upstream ABI): the n-th exit of a site
+//!     ends its n-th enter, on whatever thread each happens; the first of
+//!     the two to be decoded picks the id and leaves it in the
+//!     [`DecodeContext`] for the other;
+//!   - no payload (woven sites): a per-thread stack pairs an exit with the
+//!     latest open enter of the same site.
+//!
+//!   All ids come from one process-wide counter ([`next_async_id`]), so ids
+//!   chosen when recording and ids chosen here never collide.
 //! - `before_async` / `after_async`: an async instant `n`.
 //! - Slices still open when their thread exits or the trace is completed
 //!   are ended at that moment ([`ThreadDecoder::close_open`]), so every
@@ -25,10 +38,23 @@
 //!   `X` event at its begin time with its duration. The open-slice stack
 //!   holds the begin times, so recursion and nested calls of the same
 //!   function each get their own duration.
+//! - `cpu-mem-usage`: `around` enters and exits are followed by a
+//!   [`Payload::Usage`]. When a slice ends with one at both ends, two
+//!   counter samples named after the function come before its `E` (or `X`):
+//!   at the begin, `cpu_usage` (thread CPU time over wall time of the slice,
+//!   in percent) and `memory_usage` (resident set size at the exit, KiB);
+//!   at the end, both 0 — PerfFlowAspect's shape. The values live on the
+//!   open-slice stack, so recursion gets one pair per call. Slices ended
+//!   without an exit record ([`ThreadDecoder::close_open`]) have no CPU
+//!   reading at their end and get no samples.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::Epoch;
-use crate::event::{Kind, RawEvent};
+use crate::event::{Kind, Payload, RawEvent};
 use crate::site::{Pointcut, Site};
+use crate::usage;
 use crate::writer::Sink;
 
 /// Chrome trace phase of an event, with the async id where there is one.
@@ -75,6 +101,15 @@ pub enum Misuse {
     UnknownSiteVersion,
 }
 
+/// Source of every async id in the process; 0 is never handed out.
+static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh async id, unique in the process (and in a forked child, which
+/// continues from its parent's count).
+pub fn next_async_id() -> u64 {
+    NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Process-wide decoding state shared by all threads.
 #[derive(Debug)]
 pub struct DecodeContext {
@@ -82,36 +117,107 @@ pub struct DecodeContext {
     pub epoch: Epoch,
     /// `log-event=compact`: one `X` event per slice instead of `B` + `E`.
     pub compact: bool,
-    next_async_id: u64,
+    /// Ids of `around_async` enters or exits numbered by [`Payload::Sequence`]
+    /// whose other half has not been decoded yet, keyed by site address and
+    /// number.
+    unpaired: HashMap<(usize, u64), u64>,
 }
 
 impl DecodeContext {
-    /// A context with the given clock pairing; async ids start at 1.
+    /// A context with the given clock pairing.
     pub fn new(epoch: Epoch) -> DecodeContext {
         DecodeContext {
             epoch,
             compact: false,
-            next_async_id: 1,
+            unpaired: HashMap::new(),
         }
     }
 
     fn fresh_id(&mut self) -> u64 {
-        let id = self.next_async_id;
-        self.next_async_id += 1;
-        id
+        next_async_id()
+    }
+
+    /// The id shared by the n-th enter and the n-th exit of `site`: chosen
+    /// by whichever of the two is decoded first, taken by the other.
+    fn sequence_id(&mut self, site: *const Site, n: u64) -> u64 {
+        match self.unpaired.remove(&(site as usize, n)) {
+            Some(id) => id,
+            None => {
+                let id = next_async_id();
+                self.unpaired.insert((site as usize, n), id);
+                id
+            }
+        }
+    }
+
+    /// Number of numbered async enters and exits still waiting for their
+    /// other half.
+    pub fn unpaired_async(&self) -> usize {
+        self.unpaired.len()
     }
 }
 
-/// Ends one `around` slice: an `E` at `end_ns`, or in compact mode one `X`
-/// at `begin_ns` lasting until `end_ns`.
+/// What the payload records after one event said.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras {
+    /// Thread CPU time (ns) and resident set size (KiB).
+    usage: Option<(u64, u64)>,
+    async_id: Option<u64>,
+    sequence: Option<u64>,
+}
+
+impl Extras {
+    fn add(&mut self, payload: Payload) {
+        match payload {
+            Payload::Usage { cpu_ns, rss_kib } => self.usage = Some((cpu_ns, rss_kib)),
+            Payload::AsyncId(id) => self.async_id = Some(id),
+            Payload::Sequence(n) => self.sequence = Some(n),
+        }
+    }
+}
+
+/// An `around` slice that has begun and not ended.
+#[derive(Clone, Copy, Debug)]
+struct OpenSlice {
+    site: *const Site,
+    /// Begin time, epoch ns.
+    begin_ns: u64,
+    /// Thread CPU time at the begin, with `cpu-mem-usage`.
+    cpu_ns: Option<u64>,
+}
+
+/// Ends one `around` slice at `end_ns`: with usage readings at both ends,
+/// the two counter samples of `cpu-mem-usage` first; then an `E` at
+/// `end_ns`, or in compact mode one `X` at the begin lasting until `end_ns`.
+/// `end_usage` is the thread CPU time and resident set size at the end.
 fn end_slice<S: Sink + ?Sized>(
     site: &Site,
     tid: u32,
-    begin_ns: u64,
+    slice: &OpenSlice,
     end_ns: u64,
+    end_usage: Option<(u64, u64)>,
     compact: bool,
     sink: &mut S,
 ) {
+    let begin_ns = slice.begin_ns;
+    if let (Some(cpu_begin), Some((cpu_end, rss_kib))) = (slice.cpu_ns, end_usage) {
+        let percent = usage::cpu_percent(
+            cpu_end.saturating_sub(cpu_begin),
+            end_ns.saturating_sub(begin_ns),
+        );
+        sink.counter(
+            site.name(),
+            tid,
+            begin_ns,
+            &[("cpu_usage", percent), ("memory_usage", rss_kib as f64)],
+        );
+        sink.counter(
+            site.name(),
+            tid,
+            end_ns,
+            &[("cpu_usage", 0.0), ("memory_usage", 0.0)],
+        );
+    }
     let (ts_ns, phase) = if compact {
         (begin_ns, Phase::Complete(end_ns.saturating_sub(begin_ns)))
     } else {
@@ -129,8 +235,9 @@ fn end_slice<S: Sink + ?Sized>(
 #[derive(Debug)]
 pub struct ThreadDecoder {
     tid: u32,
-    /// Open `around` slices: site and begin time (epoch ns).
-    open: Vec<(*const Site, u64)>,
+    /// Open `around` slices, innermost last.
+    open: Vec<OpenSlice>,
+    /// Open `around_async` slices paired on this thread: site and id.
     open_async: Vec<(*const Site, u64)>,
 }
 
@@ -169,11 +276,13 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.epoch.to_epoch_ns(fork_ns);
-        for (site, begin_ns) in &mut self.open {
-            *begin_ns = ts_ns;
+        for slice in &mut self.open {
+            slice.begin_ns = ts_ns;
+            // The child's thread is a new task whose CPU clock starts at 0.
+            slice.cpu_ns = slice.cpu_ns.map(|_| 0);
             if !cx.compact {
                 // SAFETY: pushed by `decode`, whose caller vouched for the site.
-                let site: &Site = unsafe { &**site };
+                let site: &Site = unsafe { &*slice.site };
                 sink.event(&TraceEvent {
                     site,
                     tid: self.tid,
@@ -210,10 +319,10 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.epoch.to_epoch_ns(mono_ns);
-        while let Some((site, begin_ns)) = self.open.pop() {
+        while let Some(slice) = self.open.pop() {
             // SAFETY: pushed by `decode`, whose caller vouched for the site.
-            let site: &Site = unsafe { &*site };
-            end_slice(site, self.tid, begin_ns, ts_ns, cx.compact, sink);
+            let site: &Site = unsafe { &*slice.site };
+            end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, sink);
         }
         while let Some((site, id)) = self.open_async.pop() {
             // SAFETY: as above.
@@ -227,7 +336,9 @@ impl ThreadDecoder {
         }
     }
 
-    /// Decodes `records`, in order, into `sink`.
+    /// Decodes `records`, in order, into `sink`. The payload records that
+    /// follow an event are read with it; `records` never ends between an
+    /// event and its payloads (the recording thread publishes them together).
     ///
     /// # Safety
     /// Every record's site address must point to a live [`Site`] (the C ABI
@@ -238,8 +349,19 @@ impl ThreadDecoder {
         cx: &mut DecodeContext,
         sink: &mut S,
     ) {
-        for rec in records {
+        let mut next = 0;
+        while next < records.len() {
+            let rec = &records[next];
+            next += 1;
+            // A payload not directly after an event, or zeroed memory.
             let Some(kind) = rec.kind() else { continue };
+            let mut extras = Extras::default();
+            while let Some(follower) = records.get(next).filter(|r| r.is_payload()) {
+                if let Some(payload) = Payload::from_record(follower) {
+                    extras.add(payload);
+                }
+                next += 1;
+            }
             let site_ptr = rec.site();
             if site_ptr.is_null() {
                 continue;
@@ -258,24 +380,37 @@ impl ThreadDecoder {
             };
             match (site.pointcut(), kind) {
                 (Pointcut::Around, Kind::Enter) => {
-                    self.open.push((site_ptr, ts_ns));
+                    self.open.push(OpenSlice {
+                        site: site_ptr,
+                        begin_ns: ts_ns,
+                        cpu_ns: extras.usage.map(|(cpu_ns, _)| cpu_ns),
+                    });
                     if !cx.compact {
                         emit(sink, Phase::Begin);
                     }
                 }
                 (Pointcut::Around, Kind::Exit) => {
-                    match self.open.iter().rposition(|&(p, _)| p == site_ptr) {
+                    match self.open.iter().rposition(|o| o.site == site_ptr) {
                         Some(at) => {
                             if at + 1 != self.open.len() {
                                 sink.misuse(Misuse::UnbalancedExit, site);
                             }
                             // Slices opened above this one and never closed
-                            // (a longjmp out of them) end here too.
-                            while let Some((inner, begin_ns)) = self.open.pop() {
+                            // (a longjmp out of them) end here too, with the
+                            // same usage reading.
+                            while let Some(slice) = self.open.pop() {
                                 // SAFETY: pushed from a record above, so it
                                 // satisfies the same contract.
-                                let inner: &Site = unsafe { &*inner };
-                                end_slice(inner, tid, begin_ns, ts_ns, cx.compact, sink);
+                                let inner: &Site = unsafe { &*slice.site };
+                                end_slice(
+                                    inner,
+                                    tid,
+                                    &slice,
+                                    ts_ns,
+                                    extras.usage,
+                                    cx.compact,
+                                    sink,
+                                );
                                 if self.open.len() == at {
                                     break;
                                 }
@@ -288,19 +423,30 @@ impl ThreadDecoder {
                     emit(sink, Phase::Instant)
                 }
                 (Pointcut::AroundAsync, Kind::Enter) => {
-                    let id = cx.fresh_id();
-                    self.open_async.push((site_ptr, id));
+                    let id = match (extras.async_id, extras.sequence) {
+                        (Some(id), _) => id,
+                        (None, Some(n)) => cx.sequence_id(site_ptr, n),
+                        (None, None) => {
+                            let id = cx.fresh_id();
+                            self.open_async.push((site_ptr, id));
+                            id
+                        }
+                    };
                     emit(sink, Phase::AsyncBegin(id));
                 }
-                (Pointcut::AroundAsync, Kind::Exit) => {
-                    match self.open_async.iter().rposition(|&(p, _)| p == site_ptr) {
-                        Some(at) => {
-                            let (_, id) = self.open_async.remove(at);
-                            emit(sink, Phase::AsyncEnd(id));
+                (Pointcut::AroundAsync, Kind::Exit) => match (extras.async_id, extras.sequence) {
+                    (Some(id), _) => emit(sink, Phase::AsyncEnd(id)),
+                    (None, Some(n)) => emit(sink, Phase::AsyncEnd(cx.sequence_id(site_ptr, n))),
+                    (None, None) => {
+                        match self.open_async.iter().rposition(|&(p, _)| p == site_ptr) {
+                            Some(at) => {
+                                let (_, id) = self.open_async.remove(at);
+                                emit(sink, Phase::AsyncEnd(id));
+                            }
+                            None => sink.misuse(Misuse::ExitWithoutEnter, site),
                         }
-                        None => sink.misuse(Misuse::ExitWithoutEnter, site),
                     }
-                }
+                },
                 (Pointcut::BeforeAsync, Kind::Enter) | (Pointcut::AfterAsync, Kind::Exit) => {
                     let id = cx.fresh_id();
                     emit(sink, Phase::AsyncInstant(id));

@@ -6,15 +6,45 @@
 //! record carries no strings and no thread id: the thread is implied by the
 //! buffer the record sits in, and everything else is read from the site when
 //! the record is formatted, long after it was taken.
+//!
+//! # Payload records
+//!
+//! An event may be followed by payload records that carry numbers belonging
+//! to it (the thread CPU time for `cpu-mem-usage`, an async id). A payload
+//! has the kind bits `0b11` ([`PAYLOAD_BITS`]) and no site; its 16 bytes are
+//! laid out as
+//!
+//! ```text
+//! ts_ns        bits 0..=63  value `a` (64 bits)
+//! tagged_site  bits 0..=1   0b11, a payload
+//!              bits 2..=7   sub-kind (see `Payload`)
+//!              bits 8..=63  value `b` (56 bits)
+//! ```
+//!
+//! | sub-kind | payload | `a` | `b` |
+//! |---|---|---|---|
+//! | 1 | [`Payload::Usage`] | thread CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`) | resident set size in KiB after an exit, 0 after an enter |
+//! | 2 | [`Payload::AsyncId`] | async id chosen when recording | 0 |
+//! | 3 | [`Payload::Sequence`] | the event is the n-th enter (or exit) of its site, from 0 | 0 |
+//!
+//! The recording thread writes an event and its payloads into the same
+//! chunk and publishes them with one length store, so a reader sees all of
+//! them or none. A reader takes the payload records that directly follow an
+//! event as belonging to it; a payload anywhere else, and a payload of an
+//! unknown sub-kind, is skipped.
 
 use crate::site::Site;
 
-/// Version of the raw record layout. Bump it when [`RawEvent`] or the kind
-/// encoding changes (an on-disk raw dump, if one is added, starts with it).
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the raw record layout. Bump it when [`RawEvent`], the kind
+/// encoding or the payload layout changes (an on-disk raw dump, if one is
+/// added, starts with it). Version 2 added payload records.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Bits of the site address that hold the [`Kind`].
 pub const KIND_MASK: u64 = 0b11;
+
+/// Kind bits of a payload record (see the module documentation).
+pub const PAYLOAD_BITS: u64 = 0b11;
 
 /// What happened at a site.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,15 +54,15 @@ pub enum Kind {
     Enter = 1,
     /// The woven function (or region) was left.
     Exit = 2,
-    // 3 is reserved for extension records: per-event metadata (counters,
-    // flow ids, user arguments) will be stored as an `Extension` record whose
-    // site bits point at a side table entry, following the event it extends.
+    // 3 ([`PAYLOAD_BITS`]) marks a payload record, which belongs to the event
+    // before it and is read through [`Payload::from_record`].
     // 0 never appears in a written record, so zeroed memory decodes as junk
     // that the decoder skips.
 }
 
 impl Kind {
-    /// Decodes the kind bits of a record; `None` for reserved values.
+    /// Decodes the kind bits of a record; `None` for payload records and for
+    /// the unused value 0.
     #[inline]
     pub fn from_bits(bits: u64) -> Option<Kind> {
         match bits & KIND_MASK {
@@ -70,10 +100,86 @@ impl RawEvent {
         (self.tagged_site & !KIND_MASK) as usize as *const Site
     }
 
-    /// The kind stored in the record, `None` for reserved bit patterns.
+    /// The kind stored in the record, `None` for payload records and for
+    /// zeroed memory.
     #[inline]
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_bits(self.tagged_site)
+    }
+
+    /// True for a payload record (whatever its sub-kind).
+    #[inline]
+    pub fn is_payload(&self) -> bool {
+        self.tagged_site & KIND_MASK == PAYLOAD_BITS
+    }
+}
+
+/// Largest value the 56-bit `b` field of a payload holds.
+pub const PAYLOAD_B_MAX: u64 = (1 << 56) - 1;
+
+const SUB_KIND_SHIFT: u32 = 2;
+const SUB_KIND_MASK: u64 = 0b11_1111;
+const B_SHIFT: u32 = 8;
+
+const SUB_USAGE: u64 = 1;
+const SUB_ASYNC_ID: u64 = 2;
+const SUB_SEQUENCE: u64 = 3;
+
+/// Numbers that follow an event in a payload record (layout in the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// `cpu-mem-usage`: the thread's CPU time when the event was stamped and,
+    /// after an exit, the process's resident set size (0 after an enter or
+    /// when it could not be read). Values above [`PAYLOAD_B_MAX`] are stored
+    /// as that maximum.
+    Usage {
+        /// `CLOCK_THREAD_CPUTIME_ID` in nanoseconds.
+        cpu_ns: u64,
+        /// Resident set size in KiB.
+        rss_kib: u64,
+    },
+    /// The async id the event belongs to, chosen when it was recorded (the
+    /// manual async API), so begin and end pair across threads.
+    AsyncId(u64),
+    /// The event is the n-th enter, or the n-th exit, of its site (counted
+    /// from 0 per site and per kind): the n-th exit ends the n-th enter.
+    Sequence(u64),
+}
+
+impl Payload {
+    /// The payload as a record.
+    #[inline(always)]
+    pub fn record(self) -> RawEvent {
+        let (sub, a, b) = match self {
+            Payload::Usage { cpu_ns, rss_kib } => (SUB_USAGE, cpu_ns, rss_kib.min(PAYLOAD_B_MAX)),
+            Payload::AsyncId(id) => (SUB_ASYNC_ID, id, 0),
+            Payload::Sequence(n) => (SUB_SEQUENCE, n, 0),
+        };
+        RawEvent {
+            ts_ns: a,
+            tagged_site: (b << B_SHIFT) | (sub << SUB_KIND_SHIFT) | PAYLOAD_BITS,
+        }
+    }
+
+    /// Reads a payload record; `None` for an event record, zeroed memory or
+    /// a sub-kind this version does not know.
+    #[inline]
+    pub fn from_record(rec: &RawEvent) -> Option<Payload> {
+        if !rec.is_payload() {
+            return None;
+        }
+        let a = rec.ts_ns;
+        let b = rec.tagged_site >> B_SHIFT;
+        match (rec.tagged_site >> SUB_KIND_SHIFT) & SUB_KIND_MASK {
+            SUB_USAGE => Some(Payload::Usage {
+                cpu_ns: a,
+                rss_kib: b,
+            }),
+            SUB_ASYNC_ID => Some(Payload::AsyncId(a)),
+            SUB_SEQUENCE => Some(Payload::Sequence(a)),
+            _ => None,
+        }
     }
 }
 

@@ -6,11 +6,15 @@
 //! adapts it. The work is split as follows:
 //!
 //! - [`site`]: the `struct perfflow_site` mirror and interning of the string
-//!   ABI and the region API into sites;
-//! - [`event`]: the 16-byte raw record stored per event;
+//!   ABI, the region API and the async API into sites;
+//! - [`event`]: the 16-byte raw record stored per event, and the payload
+//!   records that may follow it;
 //! - `buffer`: per-thread buffers, the registry, hand-off and final flush
 //!   (the hot path lives there);
-//! - [`decode`]: raw records to trace events (pointcut rules, async ids);
+//! - [`usage`]: the CPU time and resident set size read per `around` event
+//!   with `cpu-mem-usage=True`;
+//! - [`decode`]: raw records to trace events (pointcut rules, async ids,
+//!   usage counters);
 //! - [`writer`]: the [`writer::Sink`] trait and the Chrome JSON writer;
 //! - [`clock`], [`demangle`], [`error`]: support.
 //!
@@ -25,6 +29,7 @@ pub mod event;
 pub mod instance;
 pub mod options;
 pub mod site;
+pub mod usage;
 pub mod writer;
 
 mod buffer;
@@ -32,6 +37,9 @@ mod sampler;
 mod signals;
 
 use std::ffi::{c_char, c_int};
+
+use event::Payload;
+use site::{Interned, Pointcut};
 
 pub use buffer::{dropped_events, trace_file_name, CHUNK_RECORDS};
 pub use error::Error;
@@ -81,9 +89,19 @@ pub unsafe extern "C" fn perfflow_weave_before(
 ) {
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
-        Some(site) => buffer::record_enter(site),
+        Some(found) if is_around_async(found) => {
+            buffer::record_enter_with(found.site(), Payload::Sequence(found.next_enter()))
+        }
+        Some(found) => buffer::record_enter(found.site()),
         None => buffer::reject_site(),
     }
+}
+
+/// Upstream `around_async` calls may begin and end on different threads:
+/// their enters and exits are numbered per site, and the n-th exit ends the
+/// n-th enter.
+fn is_around_async(found: &'static Interned) -> bool {
+    found.site().pointcut() == Pointcut::AroundAsync
 }
 
 /// PerfFlowAspect ABI: exit advice.
@@ -101,7 +119,10 @@ pub unsafe extern "C" fn perfflow_weave_after(
 ) {
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
-        Some(site) => buffer::record_exit(site),
+        Some(found) if is_around_async(found) => {
+            buffer::record_exit_with(found.site(), Payload::Sequence(found.next_exit()))
+        }
+        Some(found) => buffer::record_exit(found.site()),
         None => buffer::reject_site(),
     }
 }
@@ -115,7 +136,7 @@ pub unsafe extern "C" fn perfflow_weave_after(
 pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_region(name) } {
-        Some(site) => buffer::record_enter(site),
+        Some(found) => buffer::record_enter(found.site()),
         None => buffer::reject_site(),
     }
 }
@@ -128,7 +149,48 @@ pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
 pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_region(name) } {
-        Some(site) => buffer::record_exit(site),
+        Some(found) => buffer::record_exit(found.site()),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Begins an async operation named `name` in category `scope` (`"default"`
+/// when null or empty) and returns its id, unique in the process; 0 when
+/// `name` is null (nothing is recorded).
+///
+/// # Safety
+/// `name` and `scope` must each be null or a NUL-terminated string valid for
+/// the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_async_begin(name: *const c_char, scope: *const c_char) -> u64 {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_async(name, scope) } {
+        Some(found) => {
+            let id = decode::next_async_id();
+            buffer::record_enter_with(found.site(), Payload::AsyncId(id));
+            id
+        }
+        None => {
+            buffer::reject_site();
+            0
+        }
+    }
+}
+
+/// Ends the async operation `id` returned by [`perfflow_async_begin`] with
+/// the same `name` and `scope`, on any thread. Id 0 is ignored.
+///
+/// # Safety
+/// As for [`perfflow_async_begin`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_async_end(name: *const c_char, scope: *const c_char, id: u64) {
+    if id == 0 {
+        buffer::reject_site();
+        return;
+    }
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_async(name, scope) } {
+        Some(found) => buffer::record_exit_with(found.site(), Payload::AsyncId(id)),
         None => buffer::reject_site(),
     }
 }

@@ -4,16 +4,22 @@
 //! byte for byte. The weaver emits one per woven function as a constant, and
 //! the runtime stores only its address per event. The string ABI inherited
 //! from PerfFlowAspect (`perfflow_weave_before/after`) and the manual region
-//! API have no such constant, so they are mapped onto sites here by
-//! *interning*: the first call with a given set of strings builds a site,
-//! leaks it (it must outlive every record that points at it), and later calls
-//! find it again — first in a small per-thread cache keyed by the string
-//! pointers (no lock), then in a global map (locked, cold).
+//! API and the manual async API have no such constant, so they are mapped
+//! onto sites here by *interning*: the first call with a given set of strings
+//! builds a site, leaks it (it must outlive every record that points at it),
+//! and later calls find it again — first in a small per-thread cache keyed by
+//! the string pointers (no lock), then in a global map (locked, cold).
+//!
+//! An interned site is an [`Interned`]: the site followed by two counters
+//! that number its enters and exits. An upstream `around_async` call may
+//! begin on one thread and end on another; the n-th exit ends the n-th enter,
+//! and the counters give each its n without a lock.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::demangle;
@@ -168,19 +174,6 @@ impl Site {
         }
     }
 
-    fn leaked(
-        pointcut: Pointcut,
-        flow: Flow,
-        name: &'static CStr,
-        file: &'static CStr,
-        scope: Option<&'static CStr>,
-        symbol: &'static CStr,
-    ) -> &'static Site {
-        Box::leak(Box::new(Site::new(
-            pointcut, flow, name, file, scope, symbol,
-        )))
-    }
-
     /// `abi_version` as written by the producer of the site.
     pub fn abi_version(&self) -> u32 {
         self.abi_version
@@ -238,13 +231,63 @@ impl Site {
 // Interning
 // ---------------------------------------------------------------------------
 
+/// A site created at run time, with counters of its enters and exits.
+///
+/// `#[repr(C)]` with the site first, so the address of an `Interned` is the
+/// address of its site (records store the site address).
+#[derive(Debug)]
+#[repr(C)]
+pub struct Interned {
+    site: Site,
+    enters: AtomicU64,
+    exits: AtomicU64,
+}
+
+impl Interned {
+    fn leak(site: Site) -> &'static Interned {
+        Box::leak(Box::new(Interned {
+            site,
+            enters: AtomicU64::new(0),
+            exits: AtomicU64::new(0),
+        }))
+    }
+
+    /// The site.
+    pub fn site(&'static self) -> &'static Site {
+        &self.site
+    }
+
+    /// Numbers one more enter of the site: 0 for the first, then 1, 2, ...
+    #[inline]
+    pub fn next_enter(&self) -> u64 {
+        self.enters.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Numbers one more exit of the site: 0 for the first, then 1, 2, ...
+    #[inline]
+    pub fn next_exit(&self) -> u64 {
+        self.exits.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
 /// Global map from the full string key to the interned site. Only reached on
 /// a per-thread cache miss.
 type InternKey = (u8, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
-fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Site>> {
-    static MAP: OnceLock<Mutex<HashMap<InternKey, &'static Site>>> = OnceLock::new();
+fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Interned>> {
+    static MAP: OnceLock<Mutex<HashMap<InternKey, &'static Interned>>> = OnceLock::new();
     MAP.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Finds the site interned under `key`, or interns the one `make` builds.
+fn intern(key: InternKey, make: impl FnOnce() -> Site) -> &'static Interned {
+    let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = map.get(&key) {
+        return found;
+    }
+    let interned = Interned::leak(make());
+    map.insert(key, interned);
+    interned
 }
 
 fn leak_str(bytes: &[u8]) -> &'static CStr {
@@ -261,6 +304,10 @@ fn given(text: Option<&[u8]>) -> Option<&[u8]> {
 /// Category used for sites created by the manual region API.
 pub const REGION_FILE: &str = "region";
 
+/// Source file recorded for sites created by the manual async API (their
+/// category is the scope, as for every async site).
+pub const ASYNC_FILE: &str = "async";
+
 /// Returns the interned site for an upstream-ABI call. Cold path: takes the
 /// intern lock and may allocate.
 pub fn intern_upstream(
@@ -271,6 +318,17 @@ pub fn intern_upstream(
     flow: Option<&[u8]>,
     pcut: Option<&[u8]>,
 ) -> &'static Site {
+    intern_upstream_entry(force_async, module, function, scope, flow, pcut).site()
+}
+
+fn intern_upstream_entry(
+    force_async: bool,
+    module: Option<&[u8]>,
+    function: Option<&[u8]>,
+    scope: Option<&[u8]>,
+    flow: Option<&[u8]>,
+    pcut: Option<&[u8]>,
+) -> &'static Interned {
     let key: InternKey = (
         force_async as u8,
         module.unwrap_or(b"").to_vec(),
@@ -279,52 +337,80 @@ pub fn intern_upstream(
         flow.unwrap_or(b"").to_vec(),
         pcut.unwrap_or(b"").to_vec(),
     );
-    let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(site) = map.get(&key) {
-        return site;
-    }
-    let symbol = function.unwrap_or(b"");
-    let name = demangle::display_name(symbol);
-    let site = Site::leaked(
-        Pointcut::parse(given(pcut), force_async),
-        Flow::parse(given(flow)),
-        leak_str(name.as_bytes()),
-        leak_str(module.unwrap_or(b"")),
-        given(scope).map(leak_str),
-        leak_str(symbol),
-    );
-    map.insert(key, site);
-    site
+    intern(key, || {
+        let symbol = function.unwrap_or(b"");
+        let name = demangle::display_name(symbol);
+        Site::new(
+            Pointcut::parse(given(pcut), force_async),
+            Flow::parse(given(flow)),
+            leak_str(name.as_bytes()),
+            leak_str(module.unwrap_or(b"")),
+            given(scope).map(leak_str),
+            leak_str(symbol),
+        )
+    })
 }
 
 /// Returns the interned site for a manual region (`around` pointcut, category
 /// [`REGION_FILE`]). Cold path.
 pub fn intern_region(name: &[u8]) -> &'static Site {
+    intern_region_entry(name).site()
+}
+
+fn intern_region_entry(name: &[u8]) -> &'static Interned {
     // Region keys use a tag value no upstream key has, so a region named like
     // an upstream function still gets its own site.
     let key: InternKey = (
-        2,
+        REGION_TAG as u8,
         REGION_FILE.as_bytes().to_vec(),
         name.to_vec(),
         Vec::new(),
         Vec::new(),
         Vec::new(),
     );
-    let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(site) = map.get(&key) {
-        return site;
-    }
-    let name = leak_str(name);
-    let site = Site::leaked(
-        Pointcut::Around,
-        Flow::None,
-        name,
-        leak_str(REGION_FILE.as_bytes()),
-        None,
-        name,
+    intern(key, || {
+        let name = leak_str(name);
+        Site::new(
+            Pointcut::Around,
+            Flow::None,
+            name,
+            leak_str(REGION_FILE.as_bytes()),
+            None,
+            name,
+        )
+    })
+}
+
+/// Returns the interned site for the manual async API: an `around_async`
+/// site named `name` whose category is `scope`, or `"default"` when `scope`
+/// is missing or empty. Cold path.
+pub fn intern_async(name: &[u8], scope: Option<&[u8]>) -> &'static Site {
+    intern_async_entry(name, scope).site()
+}
+
+fn intern_async_entry(name: &[u8], scope: Option<&[u8]>) -> &'static Interned {
+    let scope = scope.filter(|s| !s.is_empty());
+    // The tag keeps async sites apart from regions and upstream sites; a
+    // missing and an empty scope share a key, as both mean "default".
+    let key: InternKey = (
+        ASYNC_TAG as u8,
+        ASYNC_FILE.as_bytes().to_vec(),
+        name.to_vec(),
+        scope.unwrap_or(b"").to_vec(),
+        Vec::new(),
+        Vec::new(),
     );
-    map.insert(key, site);
-    site
+    intern(key, || {
+        let name = leak_str(name);
+        Site::new(
+            Pointcut::AroundAsync,
+            Flow::None,
+            name,
+            leak_str(ASYNC_FILE.as_bytes()),
+            scope.map(leak_str),
+            name,
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -336,12 +422,15 @@ const CACHE_SLOTS: usize = 32;
 /// Marks a region entry in the cache key (upstream entries hold 0 or 1).
 const REGION_TAG: usize = 2;
 
+/// Marks a manual async entry in the cache key.
+const ASYNC_TAG: usize = 3;
+
 #[derive(Clone, Copy)]
 struct CacheEntry {
-    /// `[async flag or REGION_TAG, module, function, scope, flow, pcut]` as
-    /// addresses.
+    /// `[async flag (0 or 1) or REGION_TAG or ASYNC_TAG, module, function,
+    /// scope, flow, pcut]` as addresses.
     key: [usize; 6],
-    site: *const Site,
+    site: *const Interned,
 }
 
 const EMPTY_ENTRY: CacheEntry = CacheEntry {
@@ -359,18 +448,19 @@ fn slot_of(addr: usize) -> usize {
     ((addr >> 3) ^ (addr >> 11)) % CACHE_SLOTS
 }
 
-fn cache_get(key: &[usize; 6]) -> Option<*const Site> {
+fn cache_get(key: &[usize; 6]) -> Option<&'static Interned> {
     CACHE
         .try_with(|c| {
             let c = c.try_borrow().ok()?;
             let e = &c[slot_of(key[2])];
-            (e.key == *key).then_some(e.site)
+            // SAFETY: cached pointers come from `intern`, which leaks them.
+            (e.key == *key).then(|| unsafe { &*e.site })
         })
         .ok()
         .flatten()
 }
 
-fn cache_put(key: [usize; 6], site: *const Site) {
+fn cache_put(key: [usize; 6], site: &'static Interned) {
     let _ = CACHE.try_with(|c| {
         if let Ok(mut c) = c.try_borrow_mut() {
             c[slot_of(key[2])] = CacheEntry { key, site };
@@ -404,7 +494,7 @@ pub unsafe fn lookup_upstream(
     scope: *const c_char,
     flow: *const c_char,
     pcut: *const c_char,
-) -> Option<*const Site> {
+) -> Option<&'static Interned> {
     let key = [
         is_async as usize,
         module as usize,
@@ -428,7 +518,7 @@ unsafe fn lookup_upstream_cold(
     scope: *const c_char,
     flow: *const c_char,
     pcut: *const c_char,
-) -> Option<*const Site> {
+) -> Option<&'static Interned> {
     let found = std::panic::catch_unwind(|| {
         // SAFETY: forwarded from the caller's contract.
         let (m, f, s, fl, p) = unsafe {
@@ -440,7 +530,7 @@ unsafe fn lookup_upstream_cold(
                 opt_bytes(pcut),
             )
         };
-        intern_upstream(key[0] != 0, m, f, s, fl, p) as *const Site
+        intern_upstream_entry(key[0] != 0, m, f, s, fl, p)
     })
     .ok()?;
     cache_put(key, found);
@@ -453,23 +543,47 @@ unsafe fn lookup_upstream_cold(
 ///
 /// # Safety
 /// `name` must be null or a valid NUL-terminated string.
-pub unsafe fn lookup_region(name: *const c_char) -> Option<*const Site> {
+pub unsafe fn lookup_region(name: *const c_char) -> Option<&'static Interned> {
     if name.is_null() {
         return None;
     }
     let key = [REGION_TAG, 0, name as usize, 0, 0, 0];
-    if let Some(site) = cache_get(&key) {
+    if let Some(found) = cache_get(&key) {
         // SAFETY: interned region sites have a valid `symbol`; `name` is
         // valid by the caller's contract.
-        if unsafe { libc::strcmp((*site).symbol, name) } == 0 {
-            return Some(site);
+        if unsafe { libc::strcmp(found.site.symbol, name) } == 0 {
+            return Some(found);
         }
     }
     let found = std::panic::catch_unwind(|| {
         // SAFETY: `name` is a valid C string by the caller's contract.
-        intern_region(unsafe { CStr::from_ptr(name) }.to_bytes()) as *const Site
+        intern_region_entry(unsafe { CStr::from_ptr(name) }.to_bytes())
     })
     .ok()?;
+    cache_put(key, found);
+    Some(found)
+}
+
+/// Finds the site for the manual async API ([`intern_async`]). Like regions,
+/// the cache is keyed by the string addresses and the strings are compared
+/// on a hit.
+///
+/// # Safety
+/// `name` and `scope` must each be null or a valid NUL-terminated string.
+pub unsafe fn lookup_async(name: *const c_char, scope: *const c_char) -> Option<&'static Interned> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: forwarded from the caller's contract.
+    let (name_bytes, scope_bytes) = unsafe { (CStr::from_ptr(name).to_bytes(), opt_bytes(scope)) };
+    let key = [ASYNC_TAG, 0, name as usize, scope as usize, 0, 0];
+    if let Some(found) = cache_get(&key) {
+        let site = found.site();
+        if site.symbol() == name_bytes && site.scope() == scope_bytes.filter(|s| !s.is_empty()) {
+            return Some(found);
+        }
+    }
+    let found = std::panic::catch_unwind(|| intern_async_entry(name_bytes, scope_bytes)).ok()?;
     cache_put(key, found);
     Some(found)
 }

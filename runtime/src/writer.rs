@@ -45,6 +45,9 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// One counter sample: the values of the counter track `name` at
+    /// `ts_ns` (epoch ns).
+    fn counter(&mut self, _name: &[u8], _tid: u32, _ts_ns: u64, _values: &[(&str, f64)]) {}
     /// Recorded events broke a pointcut rule (see [`Misuse`]).
     fn misuse(&mut self, _what: Misuse, _site: &Site) {}
     /// No more data follows.
@@ -430,6 +433,10 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
 
     fn thread_name(&mut self, tid: u32, name: &str) {
         self.metadata(b"thread_name", tid, name);
+    }
+
+    fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
+        ChromeJsonWriter::counter(self, name, tid, ts_ns, values);
     }
 
     #[inline]

@@ -15,8 +15,8 @@ fn raw_record_is_sixteen_bytes() {
 }
 
 #[test]
-fn raw_record_format_version_is_one() {
-    assert_eq!(FORMAT_VERSION, 1);
+fn raw_record_format_version_is_two_since_payload_records() {
+    assert_eq!(FORMAT_VERSION, 2);
 }
 
 #[test]
