@@ -9,37 +9,14 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+use support::{include_dir, lib_dir, source_dir};
+
 /// How a test program links the runtime.
 #[derive(Clone, Copy)]
 enum Link {
     Static,
     Shared,
-}
-
-/// Directory holding the runtime libraries built for this test run. Cargo
-/// puts them next to the test binary (`target/<profile>/deps/`); a plain
-/// `cargo build` leaves copies one level up, used as a fallback.
-fn lib_dir(file: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps directory").to_path_buf();
-    let candidates = [
-        deps.clone(),
-        deps.parent().expect("profile dir").to_path_buf(),
-    ];
-    candidates
-        .iter()
-        .filter(|d| d.join(file).is_file())
-        .max_by_key(|d| fs::metadata(d.join(file)).and_then(|m| m.modified()).ok())
-        .cloned()
-        .unwrap_or_else(|| panic!("{file} not found next to {}", exe.display()))
-}
-
-fn source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
-}
-
-fn include_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
 /// A fresh scratch directory for one test.

@@ -16,33 +16,11 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+mod support;
+use support::{include_dir, lib_dir, source_dir};
+
 /// Held while a test program runs.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Directory holding the runtime libraries built for this test run (next to
-/// the test binary, or one level up after a plain `cargo build`).
-fn lib_dir(file: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps directory").to_path_buf();
-    let candidates = [
-        deps.clone(),
-        deps.parent().expect("profile dir").to_path_buf(),
-    ];
-    candidates
-        .iter()
-        .filter(|d| d.join(file).is_file())
-        .max_by_key(|d| fs::metadata(d.join(file)).and_then(|m| m.modified()).ok())
-        .cloned()
-        .unwrap_or_else(|| panic!("{file} not found next to {}", exe.display()))
-}
-
-fn source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
-}
-
-fn include_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
-}
 
 /// A scratch directory, removed when the test ends.
 struct Scratch(PathBuf);
