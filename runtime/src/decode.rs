@@ -75,6 +75,10 @@ pub enum Phase {
     /// A whole slice as one `X` event (compact log format): the event's
     /// timestamp is the begin, this is the duration in nanoseconds.
     Complete(u64),
+    /// `s`: data leaves the enclosing slice along flow `id`.
+    FlowStart(u64),
+    /// `f` (bound to the enclosing slice): data arrives along flow `id`.
+    FlowEnd(u64),
 }
 
 /// One decoded event, handed to a [`Sink`].
@@ -121,15 +125,61 @@ pub struct DecodeContext {
     /// whose other half has not been decoded yet, keyed by site address and
     /// number.
     unpaired: HashMap<(usize, u64), u64>,
+    /// Flows numbered so far per scope: (outs, ins).
+    flows: HashMap<Vec<u8>, (u64, u64)>,
+}
+
+/// Direction of one flow event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlowDir {
+    Out,
+    In,
+}
+
+/// The flow event a site's enter or exit writes, if any: `in` arrives at
+/// entry, `out` leaves at exit, `inout` does both, `outin` the reverse.
+fn flow_dir(flow: u32, kind: Kind) -> Option<FlowDir> {
+    // Values of enum perfflow_flow.
+    match (flow, kind) {
+        (1 | 3, Kind::Enter) | (4, Kind::Exit) => Some(FlowDir::In),
+        (2 | 3, Kind::Exit) | (4, Kind::Enter) => Some(FlowDir::Out),
+        _ => None,
+    }
+}
+
+/// The id of the `k`-th flow of `scope`: 20 bits of a hash of the scope
+/// (FNV-1a) above the count in the lower 32 bits, so every process computes
+/// the same ids for the same scope, and ids stay below 2^53 (exact as a
+/// JavaScript number, which trace viewers may use).
+pub fn flow_id(scope: &[u8], k: u64) -> u64 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in scope {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    (u64::from(h & 0xf_ffff) << 32) | (k & 0xffff_ffff)
 }
 
 impl DecodeContext {
+    /// Numbers the next flow of `scope` in direction `dir`.
+    fn next_flow(&mut self, scope: &[u8], dir: FlowDir) -> u64 {
+        let counts = self.flows.entry(scope.to_vec()).or_insert((0, 0));
+        let slot = match dir {
+            FlowDir::Out => &mut counts.0,
+            FlowDir::In => &mut counts.1,
+        };
+        let k = *slot;
+        *slot += 1;
+        flow_id(scope, k)
+    }
+
     /// A context with the given clock pairing.
     pub fn new(epoch: Epoch) -> DecodeContext {
         DecodeContext {
             epoch,
             compact: false,
             unpaired: HashMap::new(),
+            flows: HashMap::new(),
         }
     }
 
@@ -378,6 +428,17 @@ impl ThreadDecoder {
                     phase,
                 })
             };
+            let flow = flow_dir(site.flow_raw(), kind).map(|dir| {
+                let id = cx.next_flow(site.scope().unwrap_or(b"flow"), dir);
+                match dir {
+                    FlowDir::Out => Phase::FlowStart(id),
+                    FlowDir::In => Phase::FlowEnd(id),
+                }
+            });
+            // At an exit the flow is written while the slice is still open.
+            if let (Some(phase), Kind::Exit) = (flow, kind) {
+                emit(sink, phase);
+            }
             match (site.pointcut(), kind) {
                 (Pointcut::Around, Kind::Enter) => {
                     self.open.push(OpenSlice {
@@ -454,6 +515,10 @@ impl ThreadDecoder {
                 // The other half of a one-sided pointcut: nothing to write.
                 (Pointcut::Before | Pointcut::BeforeAsync, Kind::Exit)
                 | (Pointcut::After | Pointcut::AfterAsync, Kind::Enter) => {}
+            }
+            // At an enter the flow is written once the slice is open.
+            if let (Some(phase), Kind::Enter) = (flow, kind) {
+                emit(sink, phase);
             }
         }
     }

@@ -294,6 +294,28 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.maybe_flush();
     }
 
+    /// A flow event: named after the flow's scope (`flow` without one),
+    /// category `flow`, so both ends match whatever functions they are in.
+    fn flow_event(&mut self, ev: &TraceEvent<'_>, id: u64) {
+        self.out.extend_from_slice(b"{\"name\":");
+        write_json_string(&mut self.out, ev.site.scope().unwrap_or(b"flow"));
+        self.out.extend_from_slice(b",\"cat\":\"flow\",\"pid\":");
+        write_u64(&mut self.out, u64::from(self.pid));
+        self.out.extend_from_slice(b",\"tid\":");
+        write_u64(&mut self.out, u64::from(ev.tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ev.ts_ns);
+        let ph: &[u8] = match ev.phase {
+            Phase::FlowEnd(_) => b",\"ph\":\"f\",\"bp\":\"e\",\"id\":",
+            _ => b",\"ph\":\"s\",\"id\":",
+        };
+        self.out.extend_from_slice(ph);
+        write_u64(&mut self.out, id);
+        self.out.extend_from_slice(b"},\n");
+        self.written += 1;
+        self.maybe_flush();
+    }
+
     /// A metadata (`"M"`) event `name` whose `args` is `args_json`, an
     /// object already written as JSON.
     pub fn metadata_args(&mut self, name: &[u8], tid: u32, args_json: &str) {
@@ -445,6 +467,10 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.lost += 1;
             return;
         }
+        if let Phase::FlowStart(id) | Phase::FlowEnd(id) = ev.phase {
+            self.flow_event(ev, id);
+            return;
+        }
         let key = ev.site as *const Site as usize;
         match self.prefixes.get(&key) {
             Some(prefix) => self.out.extend_from_slice(prefix),
@@ -480,6 +506,8 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
             Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
             Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
+            // Written by `flow_event` above.
+            Phase::FlowStart(_) | Phase::FlowEnd(_) => return,
             Phase::Complete(dur_ns) => {
                 self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
                 write_ts(&mut self.out, dur_ns);

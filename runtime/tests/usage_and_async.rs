@@ -555,3 +555,76 @@ fn cpu_mem_usage_cost_per_call_is_printed() {
     let run = run("bench_hot_path", CPU_MEM, &["200000"]);
     print!("cpu-mem-usage=True: {}", run.stdout());
 }
+
+/// (ph, name, id, tid) of the flow events, in file order.
+fn flow_events(events: &[Event]) -> Vec<(String, String, u64, u64)> {
+    events
+        .iter()
+        .filter(|e| e.json["cat"] == "flow")
+        .map(|e| {
+            (
+                e.json["ph"].as_str().unwrap_or("").to_string(),
+                e.json["name"].as_str().unwrap_or("").to_string(),
+                e.json["id"].as_u64().expect("flow id"),
+                e.json["tid"].as_u64().expect("tid"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn flow_out_and_flow_in_on_one_scope_pair_by_count_with_distinct_ids() {
+    let run = run("flows", "", &[]);
+    let events = run.events();
+    let flows = flow_events(&events);
+    let ids = |ph: &str, name: &str| -> Vec<u64> {
+        flows
+            .iter()
+            .filter(|f| f.0 == ph && f.1 == name)
+            .map(|f| f.2)
+            .collect()
+    };
+    let outs = ids("s", "queue");
+    let ins = ids("f", "queue");
+    assert_eq!(outs.len(), 3, "{flows:?}");
+    assert_eq!(outs, ins, "the k-th out pairs with the k-th in");
+    let mut distinct = outs.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "each pair has its own id: {outs:?}");
+    // inout: an arrival at entry and a departure at exit on its own scope,
+    // with ids that never collide with the other scope's.
+    assert_eq!(ids("f", "relay").len(), 3);
+    assert_eq!(ids("s", "relay").len(), 3);
+    assert!(ids("s", "relay").iter().all(|id| !outs.contains(id)));
+    // Every f binds to its enclosing slice.
+    assert!(events
+        .iter()
+        .filter(|e| e.json["ph"] == "f")
+        .all(|e| e.json["bp"] == "e"));
+}
+
+#[test]
+fn a_flow_start_is_written_inside_its_slice_before_the_slice_ends() {
+    let run = run("flows", "", &[]);
+    let events = run.events();
+    let lines: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| {
+            e.json["name"] == "produce"
+                || (e.json["cat"] == "flow" && e.json["name"] == "queue" && e.json["ph"] == "s")
+        })
+        .map(|e| {
+            (
+                e.json["name"].as_str().unwrap_or("").to_string(),
+                e.json["ph"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [("produce", "B"), ("queue", "s"), ("produce", "E")]
+        .iter()
+        .cycle()
+        .take(9)
+        .map(|(n, p)| (n.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(lines, expected);
+}
