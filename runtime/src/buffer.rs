@@ -40,25 +40,25 @@
 //! path, e.g. through a woven allocator) into a dropped event instead of a
 //! self-deadlock.
 //!
-//! # Where the next stage plugs in
+//! # Options, fork and signals
 //!
-//! * `PERFFLOW_OPTIONS` is parsed in [`Runtime::start`]: `log-enable=False`
-//!   leaves the writer out (events are then dropped without formatting; a
-//!   later refinement gives threads a zero-capacity buffer so they never
-//!   allocate), `log-dir` and `log-filename-include` feed [`trace_file_name`],
-//!   and `log-event=compact` / `log-format=object` select writer variants.
-//! * `fork`: for now a forked child writes nothing (every write path checks
-//!   the pid, so the child cannot corrupt the parent's file; its events are
-//!   dropped). Next, a `pthread_atfork` prepare handler takes the registry
-//!   lock (so the child never inherits it held), and the child handler resets
-//!   the registry to the forking thread, updates the pid and opens a new
-//!   file.
+//! * `PERFFLOW_OPTIONS` is read in [`Runtime::start`]: `log-enable=False`
+//!   (or a trace file that cannot be created) clears [`ENABLED`], which the
+//!   hot path reads first; the other options shape the file and the decoder.
+//! * `fork`: `pthread_atfork` handlers hold the registry lock across the
+//!   fork; in the child only the forking thread's slot is kept, its records
+//!   so far are left to the parent, and the child's own file is created on
+//!   its first written event (a child that only calls exec leaves none).
+//! * Fatal signals: the handler wakes the watcher thread of `signals`,
+//!   which runs [`finish`]; a thread interrupted while holding the registry
+//!   lock makes that wait time out, and the trace keeps what was written.
+//!
+//! # Next
+//!
 //! * A background writer thread plugs into the hand-off: swap the full chunk
 //!   for a spare under the lock, queue it, and let the thread format it, so
 //!   recording threads never format. Drains must then take queued chunks
 //!   before a thread's live chunk to keep each thread's order.
-//! * Fatal signals: a handler calls the final flush with `try_lock` so a
-//!   thread interrupted inside a hand-off cannot deadlock it.
 //! * Sites in a `dlclose`d library must be formatted before it unmaps; an
 //!   unload hook emitted by the weaver would call a full flush.
 
@@ -551,16 +551,37 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
-    let mut state = rt.lock();
-    if state.closed() || state.pid != std::process::id() {
-        return false;
-    }
-    match state.sink() {
-        Some(sink) if sink.is_open() => {
-            write(sink);
-            true
+    // Events recorded by this thread under the lock (a woven allocator)
+    // must not try to take it again.
+    let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
+    let written = {
+        let mut state = rt.lock();
+        if state.closed() || state.pid != std::process::id() {
+            false
+        } else {
+            match state.sink() {
+                Some(sink) if sink.is_open() => {
+                    write(sink);
+                    true
+                }
+                _ => false,
+            }
         }
-        _ => false,
+    };
+    if let Some(was_busy) = was_busy {
+        let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
+    }
+    written
+}
+
+/// Waits (at most a few seconds) until the runtime's start-up is complete;
+/// for threads that start-up itself spawns.
+pub(crate) fn wait_until_started() {
+    for _ in 0..500 {
+        if RUNTIME.get().is_some() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
@@ -648,10 +669,15 @@ thread_local! {
 
 extern "C" fn fork_prepare() {
     let _ = catch_unwind(|| {
-        if let Some(rt) = RUNTIME.get() {
-            let guard = rt.lock();
-            let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(guard));
-        }
+        // These handlers are registered during start-up, so start-up has
+        // begun: wait for it to finish (another thread may be inside it),
+        // or the child would inherit it half done.
+        let rt = Runtime::get();
+        // Events recorded by this thread until the fork is over (a woven
+        // allocator) must not take the lock it holds.
+        let _ = LOCAL.try_with(|l| l.busy.set(true));
+        let guard = rt.lock();
+        let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(guard));
     });
 }
 
@@ -659,6 +685,7 @@ extern "C" fn fork_parent() {
     let _ = catch_unwind(|| {
         let _ = FORK_GUARD.try_with(|g| g.borrow_mut().take());
     });
+    let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
 
 /// In the child: only the forking thread exists. Its records so far belong
@@ -700,6 +727,7 @@ extern "C" fn fork_child() {
         crate::usage::after_fork();
         drop(state);
     });
+    let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
 
 /// Decodes into nothing: used to replay state.

@@ -22,9 +22,7 @@ use perfflow_monitor::{hardware_metadata, Sampler, SamplerConfig, Source};
 /// Starts the sampler thread for this process; says once on stderr if the
 /// thread cannot be started (the program runs on, without metrics).
 pub(crate) fn start(interval: Duration, sources: Vec<Source>) {
-    let spawned = std::thread::Builder::new()
-        .name("perfflow-sampler".into())
-        .spawn(move || run(interval, sources));
+    let spawned = crate::signals::spawn_service("perfflow-sampler", move || run(interval, sources));
     if let Err(e) = spawned {
         eprintln!("perfflow: cannot start the metric sampler ({e}); the trace has no metrics");
     }
@@ -48,10 +46,13 @@ fn run(interval: Duration, sources: Vec<Source>) {
         "sources": sources.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "unavailable": unavailable,
     });
-    let hardware = hardware_metadata().to_json_value();
+    let about = about.to_string();
+    let hardware = hardware_metadata().to_json_value().to_string();
+    // Started from inside the runtime's start-up: wait until it is done.
+    crate::buffer::wait_until_started();
     let open = crate::buffer::with_sink(|sink| {
-        sink.metadata_args(b"perfflow_sampler", pid, &about.to_string());
-        sink.metadata_args(b"perfflow_hardware", pid, &hardware.to_string());
+        sink.metadata_args(b"perfflow_sampler", pid, &about);
+        sink.metadata_args(b"perfflow_hardware", pid, &hardware);
     });
     if !open {
         return;

@@ -81,6 +81,9 @@ pub fn after_fork() {
         }
     }
     HANDLING.store(false, Ordering::Relaxed);
+    if let Ok(mut tids) = SERVICE_TIDS.lock() {
+        tids.clear();
+    }
 }
 
 fn pipe() -> std::io::Result<[libc::c_int; 2]> {
@@ -92,12 +95,44 @@ fn pipe() -> std::io::Result<[libc::c_int; 2]> {
     Ok(fds)
 }
 
+/// Kernel thread ids of perfflow's own threads (watcher, sampler): the only
+/// threads that may be left when the watcher ends the process.
+static SERVICE_TIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Starts one of perfflow's own threads: with every signal blocked (so
+/// signals meant for the program never land on it), and registered as a
+/// service thread.
+pub(crate) fn spawn_service(
+    name: &str,
+    body: impl FnOnce() + Send + 'static,
+) -> std::io::Result<()> {
+    // SAFETY: blocking all signals of the calling thread around the spawn,
+    // with valid sets; the new thread inherits the mask, the caller gets its
+    // own back.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                // SAFETY: gettid takes no arguments and cannot fail.
+                let tid = libc::syscall(libc::SYS_gettid) as u32;
+                if let Ok(mut tids) = SERVICE_TIDS.lock() {
+                    tids.push(tid);
+                }
+                body();
+            });
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        spawned.map(|_| ())
+    }
+}
+
 fn start_watcher() -> std::io::Result<()> {
     let [request_read, request_write] = pipe()?;
     let [reply_read, reply_write] = pipe()?;
-    std::thread::Builder::new()
-        .name("perfflow-signal".into())
-        .spawn(move || watch(request_read, reply_write))?;
+    spawn_service("perfflow-signal", move || watch(request_read, reply_write))?;
     REPLY.store(reply_read, Ordering::Relaxed);
     REQUEST.store(request_write, Ordering::Release);
     Ok(())
@@ -111,14 +146,8 @@ fn start_watcher() -> std::io::Result<()> {
 /// it checks every [`IDLE_CHECK_MS`] whether it is the last thread, and then
 /// calls `exit(0)` itself, exactly as glibc would have.
 fn watch(request: libc::c_int, reply: libc::c_int) {
-    // A process-directed signal must reach a thread of the program: handled
-    // here, it would wait for this very thread.
-    // SAFETY: blocking signals for the calling thread with a valid set.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-    }
+    // Started with every signal blocked (see `spawn_service`): a
+    // process-directed signal handled here would wait for this very thread.
     let mut byte = 0u8;
     loop {
         let mut fd = libc::pollfd {
@@ -157,25 +186,31 @@ fn watch(request: libc::c_int, reply: libc::c_int) {
 const IDLE_CHECK_MS: libc::c_int = 200;
 
 /// True when no thread of the program is left, only perfflow's own
-/// (named `perfflow-…`). A main thread that called `pthread_exit` stays
-/// listed as a zombie task until the process ends, so tasks are counted by
-/// their state, not by number.
+/// (registered by [`spawn_service`]). A main thread that called
+/// `pthread_exit` stays listed as a zombie task until the process ends, so
+/// tasks are judged by their state, not counted.
 fn only_thread_left() -> bool {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return false;
     };
+    let service = match SERVICE_TIDS.lock() {
+        Ok(tids) => tids.clone(),
+        Err(_) => return false,
+    };
     for task in tasks.flatten() {
+        let tid: Option<u32> = task.file_name().to_str().and_then(|t| t.parse().ok());
+        if tid.is_some_and(|t| service.contains(&t)) {
+            continue;
+        }
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue; // ended meanwhile
         };
-        // `pid (comm) state ...`: the command may contain spaces and parentheses.
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let comm = head.split_once('(').map_or("", |(_, c)| c);
-        let state = rest.split_whitespace().next();
-        let live = !matches!(state, Some("Z" | "X" | "x"));
-        if live && !comm.starts_with("perfflow-") {
+        // The state follows the command name, which is in parentheses and
+        // may contain spaces and parentheses.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if !matches!(state, Some("Z" | "X" | "x")) {
             return false;
         }
     }
