@@ -458,10 +458,7 @@ impl Runtime {
         for warning in &warnings {
             let _ = writeln!(std::io::stderr(), "{warning}");
         }
-        let instance_path = instance::instance_path();
-        if std::env::var("PERFFLOW_INSTANCE_PATH").ok().as_deref() != Some(&instance_path) {
-            instance::export(&instance_path);
-        }
+        let instance_path = instance::for_this_process().to_string();
         let config = Config {
             options,
             instance_path,

@@ -71,6 +71,29 @@ pub fn instance_path() -> String {
     })
 }
 
+/// The instance path of this process, worked out once and exported for the
+/// child processes it starts (see [`export`]). The first call is made by a
+/// constructor of the runtime library before `main`, while the program has
+/// a single thread, so changing the environment races with nothing; later
+/// calls return the same value without touching the environment.
+pub fn for_this_process() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = instance_path();
+        export(&path);
+        path
+    })
+}
+
+/// Runs [`for_this_process`] before `main` (from `.init_array`).
+extern "C" fn export_before_main() {
+    let _ = std::panic::catch_unwind(for_this_process);
+}
+
+#[used]
+#[link_section = ".init_array"]
+static EXPORT_BEFORE_MAIN: extern "C" fn() = export_before_main;
+
 /// Exports `path` as `PERFFLOW_INSTANCE_PATH` for the child processes this
 /// process starts.
 ///
