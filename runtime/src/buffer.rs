@@ -660,6 +660,8 @@ fn retire(buf: NonNull<ThreadBuffer>) {
 // thread-local of the forking thread from `prepare` to `parent`/`child`.
 
 thread_local! {
+    static INTERN_FORK_GUARD: std::cell::RefCell<Option<crate::site::ForkGuard>> =
+        const { std::cell::RefCell::new(None) };
     static FORK_GUARD: std::cell::RefCell<Option<MutexGuard<'static, State>>> =
         const { std::cell::RefCell::new(None) };
 }
@@ -673,14 +675,19 @@ extern "C" fn fork_prepare() {
         // Events recorded by this thread until the fork is over (a woven
         // allocator) must not take the lock it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
+        // Lock order as everywhere: the intern lock is never held while
+        // taking the registry lock elsewhere, so taking it first is safe.
+        let interned = crate::site::lock_for_fork();
         let guard = rt.lock();
         let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(guard));
+        let _ = INTERN_FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(interned));
     });
 }
 
 extern "C" fn fork_parent() {
     let _ = catch_unwind(|| {
         let _ = FORK_GUARD.try_with(|g| g.borrow_mut().take());
+        let _ = INTERN_FORK_GUARD.try_with(|g| g.borrow_mut().take());
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
@@ -725,6 +732,7 @@ extern "C" fn fork_child() {
         drop(state);
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));
+    let _ = INTERN_FORK_GUARD.try_with(|g| g.borrow_mut().take());
 }
 
 /// Decodes into nothing: used to replay state.

@@ -279,6 +279,16 @@ fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Interned>> {
     MAP.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Holds the intern lock across `fork()` (taken by the runtime's prepare
+/// handler, released in the parent and the child), so a child never
+/// inherits it held by a thread that does not exist there.
+pub(crate) type ForkGuard = std::sync::MutexGuard<'static, HashMap<InternKey, &'static Interned>>;
+
+/// The intern lock, for [`ForkGuard`].
+pub(crate) fn lock_for_fork() -> ForkGuard {
+    intern_map().lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Finds the site interned under `key`, or interns the one `make` builds.
 fn intern(key: InternKey, make: impl FnOnce() -> Site) -> &'static Interned {
     let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
