@@ -66,7 +66,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -228,8 +228,8 @@ impl Config {
                 return None;
             }
         }
-        match File::create(&path) {
-            Ok(file) => {
+        match create_unique(&path, pid) {
+            Ok((file, _)) => {
                 let layout = match self.options.log_format {
                     LogFormat::Array => Layout::Array,
                     LogFormat::Object => Layout::Object {
@@ -371,6 +371,34 @@ impl State {
 
     fn slot_of(&self, buf: NonNull<ThreadBuffer>) -> Option<usize> {
         self.slots.iter().position(|s| s.buf == buf)
+    }
+}
+
+/// Creates the trace file without ever truncating an existing one: another
+/// live process may be writing it (a forked or started child whose file
+/// name has no pid). If `path` exists, the pid goes before `.pfw`, and one
+/// line on stderr says where the trace went.
+fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
+    let create = |p: &Path| File::options().write(true).create_new(true).open(p);
+    match create(path) {
+        Ok(file) => Ok((file, path.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let stem = name.strip_suffix(".pfw").unwrap_or(&name);
+            let other = path.with_file_name(format!("{stem}.{pid}.pfw"));
+            let file = create(&other)?;
+            let _ = writeln!(
+                std::io::stderr(),
+                "perfflow: {} exists; this process ({pid}) writes {}",
+                path.display(),
+                other.display()
+            );
+            Ok((file, other))
+        }
+        Err(e) => Err(e),
     }
 }
 

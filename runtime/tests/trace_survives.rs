@@ -440,3 +440,27 @@ fn two_million_events_in_one_thread_keep_peak_memory_under_40_mib() {
     assert_eq!(events, 2_000_000);
     assert_eq!(summary["events_dropped"], 0, "summary: {summary}");
 }
+
+#[test]
+fn a_forked_child_never_truncates_a_parent_trace_whose_name_has_no_pid() {
+    let dir = Scratch::new("fork-no-pid");
+    let done = run(command(&program("e2e_fork"), &dir.path)
+        .env("PERFFLOW_OPTIONS", "name=wf:log-filename-include=name"));
+    assert!(done.status.success(), "stderr: {}", done.stderr);
+    let child: u32 = done
+        .printed("child")
+        .and_then(|c| c.parse().ok())
+        .expect("child pid printed");
+    let parent_name = "perfflow.array.wf.pfw".to_string();
+    let child_name = format!("perfflow.array.wf.{child}.pfw");
+    let mut want = vec![parent_name.clone(), child_name.clone()];
+    want.sort();
+    assert_eq!(
+        pfw_names(&dir.path),
+        want,
+        "the child moves to a name with its pid"
+    );
+    Trace::read(&dir.join(&parent_name)).assert_complete(done.pid());
+    Trace::read(&dir.join(&child_name)).assert_complete(child);
+    assert!(done.stderr.contains(&child_name), "stderr: {}", done.stderr);
+}
