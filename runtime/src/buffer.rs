@@ -321,20 +321,18 @@ impl State {
     /// Formats slot `index`'s records `drained..upto`, or counts them as
     /// dropped when closed or there is no file.
     fn drain(&mut self, index: usize, upto: usize) {
-        let closed = self.closed();
-        let slot = &self.slots[index];
-        // SAFETY: the slot's buffer is live while it is registered, the
-        // caller holds the registry lock and `upto` is a published length.
-        let records = unsafe { slot.buf.as_ref().published(slot.drained, upto) };
-        let count = records.len();
+        let from = self.slots[index].drained;
+        let count = upto.min(CHUNK_RECORDS).saturating_sub(from);
         if count > 0 {
-            if !closed && self.sink().is_some_and(|s| s.is_open()) {
+            if !self.closed() && self.sink().is_some_and(|s| s.is_open()) {
                 let State {
                     slots, sink, cx, ..
                 } = self;
                 let slot = &mut slots[index];
-                // SAFETY: as above; the records stay valid under the lock.
-                let records = unsafe { slot.buf.as_ref().published(slot.drained, upto) };
+                // SAFETY: the slot's buffer is live while it is registered,
+                // the caller holds the registry lock and `upto` is a
+                // published length.
+                let records = unsafe { slot.buf.as_ref().published(from, upto) };
                 if let Some(sink) = sink.as_mut() {
                     // SAFETY: every record was stored by `perfflow_*` entry
                     // points from a site pointer the caller promised is live
@@ -421,11 +419,6 @@ static CPU_MEM_USAGE: AtomicBool = AtomicBool::new(false);
 /// the runtime starts.
 pub(crate) fn set_cpu_mem_usage(on: bool) {
     CPU_MEM_USAGE.store(on, Ordering::Relaxed);
-}
-
-/// Name of the trace file for `host` and `pid` with the default options.
-pub fn trace_file_name(host: &str, pid: u32) -> String {
-    options::trace_file_name(&Options::default(), "", host, pid)
 }
 
 fn hostname() -> String {

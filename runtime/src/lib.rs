@@ -41,7 +41,7 @@ use std::ffi::{c_char, c_int};
 use event::Payload;
 use site::{Interned, Pointcut};
 
-pub use buffer::{dropped_events, trace_file_name, CHUNK_RECORDS};
+pub use buffer::{dropped_events, CHUNK_RECORDS};
 pub use error::Error;
 pub use site::Site;
 
