@@ -2,74 +2,76 @@
 //!
 //! # Concurrency protocol
 //!
-//! Each thread owns one [`ThreadBuffer`]: a fixed chunk of
-//! [`CHUNK_RECORDS`] raw records and a published length `len`.
+//! Each thread owns one [`ThreadBuffer`]: a pointer to its current chunk of
+//! [`CHUNK_RECORDS`] raw records and a published length `len`. Two locks
+//! guard the rest: the *output lock* (trace file, decoders) and the
+//! *registry lock* (live threads, queue of full chunks, spare chunks). The
+//! output lock is always taken first when both are held, and the registry
+//! lock is only held for bookkeeping, never while formatting a queued chunk.
 //!
 //! * **Record (hot path, owner thread only).** Read `len` (Relaxed: only the
 //!   owner ever changes it outside the lock), write the record at index
-//!   `len`, then store `len + 1` with **Release** (an event with a payload
-//!   record writes both, then stores `len + 2`). No lock, no allocation, no
-//!   system call, no string work. Slots at or above `len` are never read by
-//!   anyone else, so the write races with nothing.
-//! * **First event of a thread (cold).** Allocate the chunk, read the kernel
-//!   thread id, and push a [`Slot`] for the buffer into the registry under the
-//!   registry lock. The first event of the process also starts the runtime:
-//!   clock pairing, trace file, `atexit` registration.
-//! * **Chunk full (cold, once per chunk).** The owner takes the registry lock,
-//!   decodes and formats the records not yet written (`drained..len`) into
-//!   the writer, and resets `drained` and `len` to 0 while still holding the
-//!   lock. The chunk is reused in place, so memory stays flat. The writer
-//!   turns records into JSON in memory and writes the file in blocks of about
-//!   a megabyte.
-//! * **Final flush (`atexit`).** Takes the registry lock, reads each buffer's
-//!   `len` with **Acquire** (pairing with the owners' Release stores, so every
-//!   record below it is fully written), formats `drained..len`, sets `drained
-//!   = len`, ends slices left open, closes the JSON array and marks the
-//!   registry finished. Owners may keep recording meanwhile; they only touch
-//!   slots above the published length. Records taken after the flush are
-//!   dropped and counted when their chunk fills or their thread exits.
-//! * **Thread exit.** The thread-local destructor takes the lock, formats what
-//!   is left (ending slices the thread left open), removes the slot and frees
-//!   the chunk. Because chunks are only reset or freed under the lock, and
-//!   the flusher reads only under the lock, the flusher never sees freed or
-//!   half-reset memory.
+//!   `len` of the current chunk, then store `len + 1` with **Release** (an
+//!   event with a payload record writes both, then stores `len + 2`). No
+//!   lock, no allocation, no system call, no string work.
+//! * **First event of a thread (cold).** Allocate a buffer and chunk, read
+//!   the kernel thread id, and register a [`Slot`] under the registry lock.
+//!   The first event of the process also starts the runtime: clock pairing,
+//!   trace file, `atexit` registration.
+//! * **Chunk full (cold, once per chunk).** Under the registry lock the
+//!   owner queues the full chunk and swaps in a spare one (allocated if
+//!   none), then wakes the writer thread (`perfflow-writer`), which
+//!   decodes and formats queued chunks in order under the output lock and
+//!   returns them to the spares. Recording threads never format while the
+//!   writer keeps up; when more than [`MAX_QUEUED`] chunks wait, the owner
+//!   blocks on the output lock until the writer has drained the queue, so
+//!   memory stays bounded. Without a writer thread (it could not start),
+//!   owners format the queue themselves.
+//! * **Final flush (`atexit`, fatal signal).** Sets `closing` (the writer
+//!   stops at its next chunk; each thread may queue at most one more
+//!   chunk), takes the output lock, formats the queue, then, keeping the
+//!   registry lock, each live chunk's published records (`len` read with
+//!   **Acquire**, pairing with the owners' Release stores), ends slices
+//!   left open, closes the JSON array and sets `finished`. Records taken
+//!   after that are dropped and counted.
+//! * **Thread exit.** The thread-local destructor queues the thread's last
+//!   chunk with its name and exit time (the writer ends the slices it left
+//!   open), removes the slot and frees the buffer.
 //!
-//! Lock order: the registry lock is the only lock taken while recording (the
-//! intern lock in `site` is never held at the same time). A per-thread `busy`
-//! flag turns re-entry (an event recorded from inside the runtime's own cold
-//! path, e.g. through a woven allocator) into a dropped event instead of a
-//! self-deadlock.
+//! Chunks are only swapped under the registry lock and only formatted by
+//! the holder of the output lock, so no chunk is read while reused. A
+//! per-thread `busy` flag turns re-entry (an event recorded from inside the
+//! runtime's own cold path, e.g. through a woven allocator, or on the
+//! runtime's own threads) into a dropped event instead of a self-deadlock.
 //!
 //! # Options, fork and signals
 //!
 //! * `PERFFLOW_OPTIONS` is read in [`Runtime::start`]: `log-enable=False`
 //!   (or a trace file that cannot be created) clears [`ENABLED`], which the
 //!   hot path reads first; the other options shape the file and the decoder.
-//! * `fork`: `pthread_atfork` handlers hold the registry lock across the
-//!   fork; in the child only the forking thread's slot is kept, its records
-//!   so far are left to the parent, and the child's own file is created on
-//!   its first written event (a child that only calls exec leaves none).
+//! * `fork`: `pthread_atfork` handlers hold the intern, output and registry
+//!   locks across the fork; in the child only the forking thread's slot is
+//!   kept, its records so far (queued and live) are left to the parent, and
+//!   the child's own file and writer thread start on its first written
+//!   event (a child that only calls exec leaves no file).
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
-//!   which runs [`finish`]; a thread interrupted while holding the registry
-//!   lock makes that wait time out, and the trace keeps what was written.
+//!   which runs [`finish`]; if it cannot get the locks in time, the trace
+//!   keeps what was written.
 //!
 //! # Next
 //!
-//! * A background writer thread plugs into the hand-off: swap the full chunk
-//!   for a spare under the lock, queue it, and let the thread format it, so
-//!   recording threads never format. Drains must then take queued chunks
-//!   before a thread's live chunk to keep each thread's order.
 //! * Sites in a `dlclose`d library must be formatted before it unmaps; an
 //!   unload hook emitted by the weaver would call a full flush.
 
 use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::clock::{self, Epoch};
 use crate::decode::{DecodeContext, ThreadDecoder};
@@ -99,45 +101,79 @@ pub fn dropped_events() -> u64 {
     DROPPED.load(Ordering::Relaxed)
 }
 
-/// One thread's chunk of records.
-pub(crate) struct ThreadBuffer {
-    records: NonNull<RawEvent>,
-    /// Records published in the chunk (see the protocol above).
-    len: AtomicUsize,
-}
+/// A chunk of [`CHUNK_RECORDS`] records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Chunk(NonNull<RawEvent>);
 
-impl ThreadBuffer {
+// SAFETY: a chunk is plain memory; who may touch it is decided by the
+// protocol above (its owner thread, or whoever holds its queue entry).
+unsafe impl Send for Chunk {}
+
+impl Chunk {
     fn layout() -> std::alloc::Layout {
         // CHUNK_RECORDS * 16 bytes cannot overflow.
         std::alloc::Layout::array::<RawEvent>(CHUNK_RECORDS)
             .unwrap_or_else(|_| std::alloc::Layout::new::<RawEvent>())
     }
 
-    /// Allocates a buffer, `None` when memory is exhausted.
-    fn allocate() -> Option<NonNull<ThreadBuffer>> {
+    /// Allocates a chunk, `None` when memory is exhausted.
+    fn allocate() -> Option<Chunk> {
         // SAFETY: the layout has a non-zero size. The memory is left
-        // uninitialised; only slots below `len` are ever read, and each of
-        // those was written first.
-        let records = NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast())?;
+        // uninitialised; only slots below a published length are ever
+        // read, and each of those was written first.
+        NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)
+    }
+
+    /// Frees the chunk.
+    ///
+    /// # Safety
+    /// Nothing may refer to the chunk any more.
+    unsafe fn free(self) {
+        // SAFETY: allocated in `allocate` with the same layout; the caller
+        // promises this is the last reference.
+        unsafe { std::alloc::dealloc(self.0.as_ptr().cast(), Self::layout()) };
+    }
+
+    /// The records `from..upto`.
+    ///
+    /// # Safety
+    /// The records must be published (written before a Release store of a
+    /// length at least `upto` that the caller observed with Acquire, or
+    /// written by the caller) and not written again while the slice lives.
+    unsafe fn records<'a>(self, from: usize, upto: usize) -> &'a [RawEvent] {
+        let upto = upto.min(CHUNK_RECORDS);
+        let from = from.min(upto);
+        // SAFETY: slots below a published length are initialised and no
+        // longer written; the range is inside the allocation.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr().add(from), upto - from) }
+    }
+}
+
+/// One thread's current chunk and its published length.
+pub(crate) struct ThreadBuffer {
+    /// The chunk being filled. Replaced only by the owner thread, under the
+    /// registry lock; read by others only under that lock.
+    chunk: AtomicPtr<RawEvent>,
+    /// Records published in the chunk (see the protocol above).
+    len: AtomicUsize,
+}
+
+impl ThreadBuffer {
+    /// Allocates a buffer with a fresh chunk, `None` when memory is
+    /// exhausted.
+    fn allocate() -> Option<NonNull<ThreadBuffer>> {
+        let chunk = Chunk::allocate()?;
         let buf = Box::new(ThreadBuffer {
-            records,
+            chunk: AtomicPtr::new(chunk.0.as_ptr()),
             len: AtomicUsize::new(0),
         });
         NonNull::new(Box::into_raw(buf))
     }
 
-    /// The published records `from..upto`.
-    ///
-    /// # Safety
-    /// `upto` must not exceed a length published by the owner and observed
-    /// with Acquire (or by the owner itself), and the chunk must not be reset
-    /// or freed while the slice is alive (hold the registry lock).
-    unsafe fn published(&self, from: usize, upto: usize) -> &[RawEvent] {
-        let upto = upto.min(CHUNK_RECORDS);
-        let from = from.min(upto);
-        // SAFETY: slots below a published length are initialised and no
-        // longer written; the range is inside the allocation.
-        unsafe { std::slice::from_raw_parts(self.records.as_ptr().add(from), upto - from) }
+    fn chunk(&self) -> Chunk {
+        // The pointer is never null: set from an allocated chunk and only
+        // replaced by other allocated chunks.
+        Chunk(NonNull::new(self.chunk.load(Ordering::Relaxed)).unwrap_or(NonNull::dangling()))
     }
 
     /// Appends one record if there is room (owner thread only).
@@ -147,25 +183,41 @@ impl ThreadBuffer {
         if n >= CHUNK_RECORDS {
             return false;
         }
-        // SAFETY: `n < CHUNK_RECORDS`, so the slot is inside the allocation;
-        // it is above the published length, so no other thread reads it.
-        unsafe { self.records.as_ptr().add(n).write(ev) };
+        // SAFETY: `n < CHUNK_RECORDS`, so the slot is inside the chunk; it
+        // is above the published length, so no other thread reads it. Only
+        // this thread replaces the chunk pointer.
+        unsafe { self.chunk.load(Ordering::Relaxed).add(n).write(ev) };
         self.len.store(n + 1, Ordering::Release);
         true
     }
-}
 
-impl Drop for ThreadBuffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `allocate` with the same layout; freed once.
-        unsafe { std::alloc::dealloc(self.records.as_ptr().cast(), Self::layout()) };
+    /// Appends an event and its payload record if both fit (owner thread
+    /// only). One Release store publishes the two, so a reader sees both or
+    /// neither, and a chunk never ends between them.
+    #[inline(always)]
+    fn push_pair(&self, ev: RawEvent, payload: RawEvent) -> bool {
+        let n = self.len.load(Ordering::Relaxed);
+        if n + 2 > CHUNK_RECORDS {
+            return false;
+        }
+        // SAFETY: `n + 2 <= CHUNK_RECORDS`, so both slots are inside the
+        // chunk; they are above the published length, so no other thread
+        // reads them.
+        unsafe {
+            let at = self.chunk.load(Ordering::Relaxed).add(n);
+            at.write(ev);
+            at.add(1).write(payload);
+        }
+        self.len.store(n + 2, Ordering::Release);
+        true
     }
 }
 
 /// This thread's handle on its buffer.
 struct Local {
     buf: Cell<*mut ThreadBuffer>,
-    /// Set while this thread runs a cold path of the runtime.
+    /// Set while this thread runs a cold path of the runtime (and for the
+    /// whole life of the runtime's own threads).
     busy: Cell<bool>,
 }
 
@@ -191,14 +243,89 @@ thread_local! {
 /// Registry entry of one live thread; only touched under the registry lock.
 struct Slot {
     buf: NonNull<ThreadBuffer>,
-    /// Records of the current chunk already handed to the writer.
+    /// Identifies the thread's decoder in [`Output`].
+    id: u64,
+    tid: u32,
+    /// Records of the current chunk already formatted (by a flush).
     drained: usize,
-    decoder: ThreadDecoder,
+    /// Set when the thread handed a chunk over while the final flush was
+    /// under way: the flush takes that one chunk, later ones are dropped.
+    late_chunk: bool,
 }
 
 // SAFETY: the buffer pointer is only dereferenced under the registry lock
 // (or by its owner thread following the protocol above).
 unsafe impl Send for Slot {}
+
+/// A chunk handed over by its thread, waiting to be formatted.
+struct Full {
+    id: u64,
+    tid: u32,
+    chunk: Chunk,
+    from: usize,
+    upto: usize,
+    /// Set when the thread has exited: its open slices end at this
+    /// monotonic time, and its name (read while it still existed) is
+    /// written.
+    retired: Option<(u64, Option<String>)>,
+}
+
+/// Whether a writer thread formats handed-over chunks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum WriterState {
+    /// Not started yet (or not in this forked child yet).
+    Idle,
+    /// Running: hand-offs queue their chunk and return.
+    Running,
+    /// Could not be started: threads format their own chunks.
+    Unavailable,
+}
+
+/// Chunks handed over and not yet formatted beyond which a handing-over
+/// thread waits for the queue to drain, formatting what is left (4 MiB of
+/// records).
+const MAX_QUEUED: usize = 4;
+
+/// Spare chunks kept for reuse; more are freed.
+const MAX_SPARES: usize = 8;
+
+/// Live threads and handed-over chunks, under the registry lock. The lock
+/// is held only for short bookkeeping, never while formatting a queued
+/// chunk.
+struct Registry {
+    slots: Vec<Slot>,
+    queue: VecDeque<Full>,
+    spares: Vec<Chunk>,
+    next_id: u64,
+    writer: WriterState,
+    /// Set when the final flush begins: the writer stops, and each thread
+    /// may queue one more chunk for the flush to take.
+    closing: bool,
+    /// Set when the final flush has taken every record it will; later
+    /// records are dropped and counted.
+    finished: bool,
+}
+
+impl Registry {
+    fn slot_of(&self, buf: NonNull<ThreadBuffer>) -> Option<usize> {
+        self.slots.iter().position(|s| s.buf == buf)
+    }
+
+    /// A chunk for a thread to fill next.
+    fn fresh_chunk(&mut self) -> Option<Chunk> {
+        self.spares.pop().or_else(Chunk::allocate)
+    }
+
+    /// Takes back a formatted (or discarded) chunk.
+    fn recycle(&mut self, chunk: Chunk) {
+        if self.spares.len() < MAX_SPARES {
+            self.spares.push(chunk);
+        } else {
+            // SAFETY: the chunk came out of a queue entry that is gone.
+            unsafe { chunk.free() };
+        }
+    }
+}
 
 /// What the options decided, kept for the life of the process (and for a
 /// forked child, which opens its own file).
@@ -278,10 +405,12 @@ impl Config {
     }
 }
 
-struct State {
-    slots: Vec<Slot>,
+/// The trace file and the decoding state, under the output lock.
+struct Output {
     sink: Option<ChromeJsonWriter<File>>,
     cx: DecodeContext,
+    /// Per-thread decoders by slot id.
+    decoders: HashMap<u64, ThreadDecoder>,
     finished: bool,
     /// Process that owns `sink`.
     pid: u32,
@@ -292,12 +421,7 @@ struct State {
     forked_at: Option<u64>,
 }
 
-impl State {
-    /// True when nothing may be written any more.
-    fn closed(&self) -> bool {
-        self.finished
-    }
-
+impl Output {
     /// The writer, creating a forked child's file on first use. In the new
     /// file, slices the child inherited open from its parent begin at the
     /// fork.
@@ -305,70 +429,84 @@ impl State {
         if let Some(fork_ns) = self.forked_at.take() {
             self.sink = self.config.open_sink(self.pid);
             signals::install();
-            if self.sink.is_some() && self.config.options.sampler {
-                let options = &self.config.options;
-                sampler::start(options.sampler_interval, options.sampler_metrics.clone());
+            if self.sink.is_some() {
+                start_writer();
+                if self.config.options.sampler {
+                    let options = &self.config.options;
+                    sampler::start(options.sampler_interval, options.sampler_metrics.clone());
+                }
             }
             if let Some(sink) = self.sink.as_mut() {
-                for slot in &mut self.slots {
-                    slot.decoder.reopen_after_fork(fork_ns, &mut self.cx, sink);
+                for decoder in self.decoders.values_mut() {
+                    decoder.reopen_after_fork(fork_ns, &mut self.cx, sink);
                 }
             }
         }
         self.sink.as_mut()
     }
 
-    /// Formats slot `index`'s records `drained..upto`, or counts them as
-    /// dropped when closed or there is no file.
-    fn drain(&mut self, index: usize, upto: usize) {
-        let from = self.slots[index].drained;
-        let count = upto.min(CHUNK_RECORDS).saturating_sub(from);
-        if count > 0 {
-            if !self.closed() && self.sink().is_some_and(|s| s.is_open()) {
-                let State {
-                    slots, sink, cx, ..
-                } = self;
-                let slot = &mut slots[index];
-                // SAFETY: the slot's buffer is live while it is registered,
-                // the caller holds the registry lock and `upto` is a
-                // published length.
-                let records = unsafe { slot.buf.as_ref().published(from, upto) };
-                if let Some(sink) = sink.as_mut() {
-                    // SAFETY: every record was stored by `perfflow_*` entry
-                    // points from a site pointer the caller promised is live
-                    // for the program's lifetime.
-                    unsafe { slot.decoder.decode(records, cx, sink) }
-                }
-            } else {
-                drop_events(count as u64);
-            }
-        }
-        self.slots[index].drained += count;
+    fn writable(&mut self) -> bool {
+        !self.finished && self.sink().is_some_and(|s| s.is_open())
     }
 
-    /// Ends the slices slot `index` left open and names its thread.
-    fn close_thread(&mut self, index: usize, now_ns: u64) {
-        if self.closed() {
+    /// Formats `records` of thread `id`, or counts them as dropped when the
+    /// trace is complete or there is no file.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`]: every site pointer is live.
+    unsafe fn format(&mut self, id: u64, tid: u32, records: &[RawEvent]) {
+        if records.is_empty() {
             return;
         }
-        let needs_file = self.slots[index].decoder.open_slices() > 0;
-        if needs_file || self.sink.is_some() {
-            let _ = self.sink();
+        if !self.writable() {
+            drop_events(records.len() as u64);
+            return;
         }
-        let State {
-            slots, sink, cx, ..
+        let Output {
+            sink, cx, decoders, ..
         } = self;
-        let slot = &mut slots[index];
+        let decoder = decoders
+            .entry(id)
+            .or_insert_with(|| ThreadDecoder::new(tid));
         if let Some(sink) = sink.as_mut() {
-            slot.decoder.close_open(now_ns, cx, sink);
-            if let Some(name) = thread_name(slot.decoder.tid()) {
-                sink.thread_name(slot.decoder.tid(), &name);
-            }
+            // SAFETY: the caller's promise.
+            unsafe { decoder.decode(records, cx, sink) }
         }
     }
 
-    fn slot_of(&self, buf: NonNull<ThreadBuffer>) -> Option<usize> {
-        self.slots.iter().position(|s| s.buf == buf)
+    /// Ends the slices thread `id` left open at monotonic `now_ns`, names
+    /// the thread, and forgets its decoder when `forget`.
+    fn close_thread(&mut self, id: u64, now_ns: u64, name: Option<&str>, forget: bool) {
+        if !self.finished {
+            let needs_file = self.decoders.get(&id).is_some_and(|d| d.open_slices() > 0);
+            if needs_file || self.sink.is_some() {
+                let _ = self.sink();
+            }
+            let Output {
+                sink, cx, decoders, ..
+            } = self;
+            if let (Some(sink), Some(decoder)) = (sink.as_mut(), decoders.get_mut(&id)) {
+                decoder.close_open(now_ns, cx, sink);
+                if let Some(name) = name {
+                    sink.thread_name(decoder.tid(), name);
+                }
+            }
+        }
+        if forget {
+            self.decoders.remove(&id);
+        }
+    }
+
+    /// Formats one handed-over chunk.
+    fn format_full(&mut self, full: &Full) {
+        // SAFETY: a queued chunk was published up to `upto` by its owner
+        // before it queued it under the registry lock (which this thread
+        // took to dequeue it), and nobody writes it until it is recycled.
+        // Site pointers: the C ABI contract.
+        unsafe { self.format(full.id, full.tid, full.chunk.records(full.from, full.upto)) };
+        if let Some((now_ns, name)) = &full.retired {
+            self.close_thread(full.id, *now_ns, name.as_deref(), true);
+        }
     }
 }
 
@@ -402,14 +540,26 @@ fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
 
 /// The process-wide runtime, created by the first event.
 struct Runtime {
-    state: Mutex<State>,
+    /// Taken before `registry` whenever both are held.
+    output: Mutex<Output>,
+    registry: Mutex<Registry>,
+    /// Wakes the writer thread when a chunk is queued or the trace ends.
+    wake: Condvar,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
 /// Cleared when events must not be recorded at all: `log-enable=False`, or
-/// no trace file could be created. The hot path reads it first.
-static ENABLED: AtomicBool = AtomicBool::new(true);
+/// no trace file could be created. The hot path reads it first, and woven
+/// code reads it before calling the runtime at all (an `i8`: `AtomicBool`
+/// has the layout of `u8`), so a program with tracing off pays a load and
+/// a branch per advice. It starts set, so the first advice starts the
+/// runtime.
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static perfflow_enabled: AtomicBool = AtomicBool::new(true);
+
+use perfflow_enabled as ENABLED;
 
 /// Set by `cpu-mem-usage=True`: `around` enters and exits are followed by a
 /// usage payload (see [`record_usage`]). Read only when [`ENABLED`] is set.
@@ -473,7 +623,8 @@ impl Runtime {
 
     /// Starts tracing (cold, once per process): reads `PERFFLOW_OPTIONS`,
     /// works out the instance path, creates the trace file, and registers
-    /// the exit, fork and signal handlers.
+    /// the exit, fork and signal handlers. The writer thread is started by
+    /// the first hand-off, once the runtime exists.
     fn start() -> Runtime {
         let (options, warnings) = Options::from_env();
         for warning in &warnings {
@@ -517,49 +668,179 @@ impl Runtime {
             }
         }
         Runtime {
-            state: Mutex::new(State {
-                slots: Vec::new(),
+            output: Mutex::new(Output {
                 sink,
                 cx,
+                decoders: HashMap::new(),
                 finished: false,
                 pid,
                 config,
                 forked_at: None,
             }),
+            registry: Mutex::new(Registry {
+                slots: Vec::new(),
+                queue: VecDeque::new(),
+                spares: Vec::new(),
+                next_id: 0,
+                writer: WriterState::Idle,
+                closing: false,
+                finished: false,
+            }),
+            wake: Condvar::new(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn output(&self) -> MutexGuard<'_, Output> {
+        self.output.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
         let buf = ThreadBuffer::allocate()?;
-        self.lock().slots.push(Slot {
+        let mut reg = self.registry();
+        let id = reg.next_id;
+        reg.next_id += 1;
+        reg.slots.push(Slot {
             buf,
+            id,
+            tid,
             drained: 0,
-            decoder: ThreadDecoder::new(tid),
+            late_chunk: false,
         });
         Some(buf)
     }
 
-    /// Writes out the calling thread's full chunk and empties it.
+    /// Hands the calling thread's full chunk over and gives the thread an
+    /// empty one. With a writer thread running, the chunk is queued for it;
+    /// otherwise, or when the queue is long, this thread formats queued
+    /// chunks itself.
     fn hand_off(&self, buf: NonNull<ThreadBuffer>) {
-        let mut state = self.lock();
         // SAFETY: `buf` belongs to the calling thread, which is alive.
         let b = unsafe { buf.as_ref() };
-        let len = b.len.load(Ordering::Relaxed);
-        match state.slot_of(buf) {
-            Some(index) => {
-                state.drain(index, len);
-                state.slots[index].drained = 0;
-            }
-            None => drop_events(len as u64),
+        let mut reg = self.registry();
+        if reg.writer == WriterState::Idle {
+            drop(reg);
+            start_writer();
+            reg = self.registry();
         }
-        // Reset under the lock: the flusher reads lengths only under it.
+        let len = b.len.load(Ordering::Relaxed);
+        let index = reg.slot_of(buf);
+        let late = reg.closing && index.is_some_and(|i| reg.slots[i].late_chunk);
+        let Some(index) = index.filter(|_| !reg.finished && !late) else {
+            let drained = index.map_or(0, |i| reg.slots[i].drained);
+            drop_events(len.saturating_sub(drained) as u64);
+            if let Some(i) = index {
+                reg.slots[i].drained = 0;
+            }
+            b.len.store(0, Ordering::Relaxed);
+            return;
+        };
+        let Some(fresh) = reg.fresh_chunk() else {
+            // Out of memory: the chunk's records are lost, the chunk reused.
+            let drained = reg.slots[index].drained;
+            drop_events(len.saturating_sub(drained) as u64);
+            reg.slots[index].drained = 0;
+            b.len.store(0, Ordering::Relaxed);
+            return;
+        };
+        let closing = reg.closing;
+        let slot = &mut reg.slots[index];
+        slot.late_chunk = closing;
+        let full = Full {
+            id: slot.id,
+            tid: slot.tid,
+            chunk: b.chunk(),
+            from: slot.drained,
+            upto: len,
+            retired: None,
+        };
+        slot.drained = 0;
+        // Swapped under the lock: a flush reads the chunk pointer and the
+        // length only under it.
+        b.chunk.store(fresh.0.as_ptr(), Ordering::Relaxed);
         b.len.store(0, Ordering::Relaxed);
+        reg.queue.push_back(full);
+        let help = !closing && (reg.writer != WriterState::Running || reg.queue.len() > MAX_QUEUED);
+        drop(reg);
+        if help {
+            self.format_queue(false);
+        } else {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Formats queued chunks in order until the queue is empty (or, for
+    /// the writer thread, until the final flush begins). Two threads doing
+    /// this at once take turns on the output lock, so chunks are formatted
+    /// in the order they were queued. Returns as soon as the final flush
+    /// begins, which takes the rest.
+    fn format_queue(&self, until_closed: bool) {
+        let mut out = self.output();
+        loop {
+            let next = {
+                let mut reg = self.registry();
+                if reg.closing {
+                    return;
+                }
+                reg.queue.pop_front()
+            };
+            match next {
+                Some(full) => {
+                    out.format_full(&full);
+                    self.registry().recycle(full.chunk);
+                }
+                None if until_closed => {
+                    let reg = self.registry();
+                    if reg.closing {
+                        return;
+                    }
+                    drop(reg);
+                    // Idle: what was formatted reaches the file now, not
+                    // with the next chunk.
+                    if let Some(sink) = out.sink.as_mut() {
+                        sink.write_pending();
+                    }
+                    drop(out);
+                    let reg = self.registry();
+                    // Waiting on the registry lock only: never with the
+                    // output lock held.
+                    let woken = self
+                        .wake
+                        .wait_while(reg, |r| r.queue.is_empty() && !r.closing);
+                    drop(woken);
+                    out = self.output();
+                }
+                None => return,
+            }
+        }
+    }
+}
+
+/// Starts the writer thread if none runs in this process yet; when it
+/// cannot start, threads format their own chunks.
+fn start_writer() {
+    let Some(rt) = RUNTIME.get() else { return };
+    {
+        let mut reg = rt.registry();
+        if reg.writer != WriterState::Idle {
+            return;
+        }
+        reg.writer = WriterState::Running;
+    }
+    let spawned = signals::spawn_service("perfflow-writer", || {
+        // Events recorded on this thread (a woven allocator) are dropped.
+        let _ = LOCAL.try_with(|l| l.busy.set(true));
+        if let Some(rt) = RUNTIME.get() {
+            let _ = catch_unwind(AssertUnwindSafe(|| rt.format_queue(true)));
+        }
+    });
+    if spawned.is_err() {
+        rt.registry().writer = WriterState::Unavailable;
     }
 }
 
@@ -573,11 +854,11 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool
     // must not try to take it again.
     let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
     let written = {
-        let mut state = rt.lock();
-        if state.closed() || state.pid != std::process::id() {
+        let mut out = rt.output();
+        if out.finished || out.pid != std::process::id() {
             false
         } else {
-            match state.sink() {
+            match out.sink() {
                 Some(sink) if sink.is_open() => {
                     write(sink);
                     true
@@ -603,40 +884,64 @@ pub(crate) fn wait_until_started() {
     }
 }
 
-/// Final flush: formats every published record and completes the file.
-/// Runs from `atexit` (or a fatal signal); later calls do nothing.
+/// Final flush: formats every queued and published record and completes
+/// the file. Runs from `atexit` (or a fatal signal); later calls do
+/// nothing.
 pub fn finish() {
     let Some(rt) = RUNTIME.get() else { return };
-    // Events recorded by this thread while it holds the lock below must not
-    // try to take it again.
+    // Events recorded by this thread while it holds the locks below must
+    // not try to take them again.
     let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
-    {
-        let mut state = rt.lock();
-        finish_locked(&mut state);
-    }
+    // The writer stops at its next chunk, and the queue stops growing but
+    // for one chunk per thread.
+    rt.registry().closing = true;
+    rt.wake.notify_all();
+    finish_runtime(rt);
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
 }
 
-fn finish_locked(state: &mut State) {
-    if state.closed() {
+fn finish_runtime(rt: &Runtime) {
+    let mut out = rt.output();
+    if out.finished {
         return;
     }
-    for index in 0..state.slots.len() {
+    // Queued chunks first, then each live chunk: each thread's records in
+    // order. The last look at the queue keeps the registry lock, so no
+    // chunk can be queued behind the live ones.
+    let mut reg = loop {
+        let mut reg = rt.registry();
+        match reg.queue.pop_front() {
+            Some(full) => {
+                drop(reg);
+                out.format_full(&full);
+                rt.registry().recycle(full.chunk);
+            }
+            None => break reg,
+        }
+    };
+    for index in 0..reg.slots.len() {
+        let slot = &reg.slots[index];
         // SAFETY: registered buffers are live.
-        let len = unsafe { state.slots[index].buf.as_ref() }
-            .len
-            .load(Ordering::Acquire);
+        let b = unsafe { slot.buf.as_ref() };
+        let len = b.len.load(Ordering::Acquire);
         // Read after the length: every record below it is stamped earlier,
         // so the slices closed here never end before they began.
         let now = clock::now_ns();
-        state.drain(index, len);
+        // SAFETY: published up to `len` (Acquire above); the owner replaces
+        // the chunk only under the registry lock, held here; site pointers:
+        // the C ABI contract.
+        unsafe { out.format(slot.id, slot.tid, b.chunk().records(slot.drained, len)) };
+        let (id, tid) = (slot.id, slot.tid);
+        reg.slots[index].drained = len;
         // The process ends inside slices still open.
-        state.close_thread(index, now);
+        out.close_thread(id, now, thread_name(tid).as_deref(), false);
     }
-    let pid = state.pid;
-    if let Some(sink) = state.sink.as_mut() {
+    reg.finished = true;
+    drop(reg);
+    let pid = out.pid;
+    if let Some(sink) = out.sink.as_mut() {
         sink.runtime_cost(pid, dropped_events());
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
@@ -645,7 +950,7 @@ fn finish_locked(state: &mut State) {
             }
         }
     }
-    state.finished = true;
+    out.finished = true;
     let dropped = dropped_events();
     if dropped > 0 {
         let _ = writeln!(
@@ -655,35 +960,73 @@ fn finish_locked(state: &mut State) {
     }
 }
 
-/// Thread exit: writes out the thread's remaining records and frees its
-/// buffer.
+/// Thread exit: hands the thread's remaining records over (its open slices
+/// end now) and frees its buffer.
 fn retire(buf: NonNull<ThreadBuffer>) {
     let Some(rt) = RUNTIME.get() else { return };
-    let mut state = rt.lock();
-    if let Some(index) = state.slot_of(buf) {
-        // SAFETY: the exiting thread's own live buffer.
-        let len = unsafe { buf.as_ref() }.len.load(Ordering::Relaxed);
-        state.drain(index, len);
-        // The thread ends inside slices still open.
-        state.close_thread(index, clock::now_ns());
-        state.slots.swap_remove(index);
-    }
-    drop(state);
+    // SAFETY: the exiting thread's own live buffer.
+    let b = unsafe { buf.as_ref() };
+    let mut reg = rt.registry();
+    let help = match reg.slot_of(buf) {
+        Some(index) => {
+            let slot = reg.slots.swap_remove(index);
+            let len = b.len.load(Ordering::Relaxed);
+            if reg.finished {
+                drop_events(len.saturating_sub(slot.drained) as u64);
+                let chunk = b.chunk();
+                reg.recycle(chunk);
+                false
+            } else {
+                let closing = reg.closing;
+                // The thread ends inside slices still open.
+                let now = clock::now_ns();
+                let name = thread_name(slot.tid);
+                reg.queue.push_back(Full {
+                    id: slot.id,
+                    tid: slot.tid,
+                    chunk: b.chunk(),
+                    from: slot.drained,
+                    upto: len,
+                    retired: Some((now, name)),
+                });
+                !closing && (reg.writer != WriterState::Running || reg.queue.len() > MAX_QUEUED)
+            }
+        }
+        None => {
+            // Not registered (a forked child's other threads): just free.
+            let chunk = b.chunk();
+            // SAFETY: an unregistered chunk is referred to by nothing else.
+            unsafe { chunk.free() };
+            false
+        }
+    };
+    drop(reg);
     // SAFETY: the buffer is no longer registered and its owner (this thread)
-    // has dropped its handle, so nothing refers to it any more.
+    // has dropped its handle, so nothing refers to it any more; its chunk
+    // now belongs to the queue or the spares.
     drop(unsafe { Box::from_raw(buf.as_ptr()) });
+    if help {
+        rt.format_queue(false);
+    } else {
+        rt.wake.notify_one();
+    }
 }
 
 // --- fork -------------------------------------------------------------------
 //
-// The registry lock is held across fork() so that the child never inherits
-// it held by a thread that does not exist there. The guard lives in a
-// thread-local of the forking thread from `prepare` to `parent`/`child`.
+// The output and registry locks are held across fork() so that the child
+// never inherits them held by a thread that does not exist there. The guards
+// live in a thread-local of the forking thread from `prepare` to
+// `parent`/`child`.
+
+struct ForkGuards {
+    _interned: crate::site::ForkGuard,
+    output: MutexGuard<'static, Output>,
+    registry: MutexGuard<'static, Registry>,
+}
 
 thread_local! {
-    static INTERN_FORK_GUARD: std::cell::RefCell<Option<crate::site::ForkGuard>> =
-        const { std::cell::RefCell::new(None) };
-    static FORK_GUARD: std::cell::RefCell<Option<MutexGuard<'static, State>>> =
+    static FORK_GUARDS: std::cell::RefCell<Option<ForkGuards>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -694,21 +1037,27 @@ extern "C" fn fork_prepare() {
         // or the child would inherit it half done.
         let rt = Runtime::get();
         // Events recorded by this thread until the fork is over (a woven
-        // allocator) must not take the lock it holds.
+        // allocator) must not take the locks it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
         // Lock order as everywhere: the intern lock is never held while
-        // taking the registry lock elsewhere, so taking it first is safe.
+        // taking the others elsewhere, so taking it first is safe; then
+        // output before registry.
         let interned = crate::site::lock_for_fork();
-        let guard = rt.lock();
-        let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(guard));
-        let _ = INTERN_FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(interned));
+        let output = rt.output();
+        let registry = rt.registry();
+        let _ = FORK_GUARDS.try_with(|g| {
+            *g.borrow_mut() = Some(ForkGuards {
+                _interned: interned,
+                output,
+                registry,
+            })
+        });
     });
 }
 
 extern "C" fn fork_parent() {
     let _ = catch_unwind(|| {
-        let _ = FORK_GUARD.try_with(|g| g.borrow_mut().take());
-        let _ = INTERN_FORK_GUARD.try_with(|g| g.borrow_mut().take());
+        let _ = FORK_GUARDS.try_with(|g| g.borrow_mut().take());
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
@@ -718,42 +1067,80 @@ extern "C" fn fork_parent() {
 /// starting with the slices it is inside of.
 extern "C" fn fork_child() {
     let _ = catch_unwind(|| {
-        let Some(mut state) = FORK_GUARD
+        let Some(guards) = FORK_GUARDS
             .try_with(|g| g.borrow_mut().take())
             .ok()
             .flatten()
         else {
             return;
         };
+        let ForkGuards {
+            _interned,
+            mut output,
+            mut registry,
+        } = guards;
+        let out = &mut *output;
+        let reg = &mut *registry;
         let own = LOCAL.try_with(|l| l.buf.get()).unwrap_or(ptr::null_mut());
-        let mut kept = Vec::new();
-        for mut slot in std::mem::take(&mut state.slots) {
-            if slot.buf.as_ptr() == own {
-                // SAFETY: the forking thread's own buffer, published up to
-                // its current length.
-                let len = unsafe { slot.buf.as_ref() }.len.load(Ordering::Relaxed);
-                let records = unsafe { slot.buf.as_ref().published(slot.drained, len) };
-                // Learn which slices are open without writing anything.
-                // SAFETY: as in `drain`.
-                unsafe { slot.decoder.decode(records, &mut state.cx, &mut NullSink) };
-                slot.drained = len;
-                slot.decoder.set_tid(current_tid());
-                kept.push(slot);
+        let own_slot = reg.slots.iter().position(|s| s.buf.as_ptr() == own);
+        let own_id = own_slot.map(|i| reg.slots[i].id);
+        // Learn which slices the forking thread is inside of, without
+        // writing anything: its queued chunks in order, then its live one.
+        for full in std::mem::take(&mut reg.queue) {
+            if Some(full.id) == own_id {
+                let decoder = out
+                    .decoders
+                    .entry(full.id)
+                    .or_insert_with(|| ThreadDecoder::new(full.tid));
+                // SAFETY: as in `Output::format_full`.
+                unsafe {
+                    decoder.decode(
+                        full.chunk.records(full.from, full.upto),
+                        &mut out.cx,
+                        &mut NullSink,
+                    )
+                };
             }
-            // Other threads do not exist in the child: their buffers are
-            // dropped with their slots (the memory is simply not reused).
+            reg.recycle(full.chunk);
         }
-        state.slots = kept;
-        state.sink = None;
-        state.pid = std::process::id();
-        state.forked_at = Some(clock::now_ns());
+        let tid = current_tid();
+        if let Some(index) = own_slot {
+            let slot = &mut reg.slots[index];
+            // SAFETY: the forking thread's own buffer, published up to its
+            // current length.
+            let b = unsafe { slot.buf.as_ref() };
+            let len = b.len.load(Ordering::Relaxed);
+            let decoder = out
+                .decoders
+                .entry(slot.id)
+                .or_insert_with(|| ThreadDecoder::new(slot.tid));
+            // SAFETY: as in `Output::format`.
+            unsafe {
+                decoder.decode(
+                    b.chunk().records(slot.drained, len),
+                    &mut out.cx,
+                    &mut NullSink,
+                )
+            };
+            decoder.set_tid(tid);
+            slot.drained = len;
+            slot.tid = tid;
+        }
+        // Other threads do not exist in the child: their slots and decoders
+        // go (their memory is simply not reused).
+        reg.slots.retain(|s| Some(s.id) == own_id);
+        out.decoders.retain(|&id, _| Some(id) == own_id);
+        reg.writer = WriterState::Idle;
+        out.sink = None;
+        out.pid = std::process::id();
+        out.forked_at = Some(clock::now_ns());
         DROPPED.store(0, Ordering::Relaxed);
         signals::after_fork();
         crate::usage::after_fork();
-        drop(state);
+        drop(registry);
+        drop(output);
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));
-    let _ = INTERN_FORK_GUARD.try_with(|g| g.borrow_mut().take());
 }
 
 /// Decodes into nothing: used to replay state.
@@ -964,29 +1351,6 @@ fn record_extra(site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra)
     });
     if recorded.is_err() {
         drop_events(1);
-    }
-}
-
-impl ThreadBuffer {
-    /// Appends an event and its payload record if both fit (owner thread
-    /// only). One Release store publishes the two, so a reader sees both or
-    /// neither, and a chunk never ends between them.
-    #[inline(always)]
-    fn push_pair(&self, ev: RawEvent, payload: RawEvent) -> bool {
-        let n = self.len.load(Ordering::Relaxed);
-        if n + 2 > CHUNK_RECORDS {
-            return false;
-        }
-        // SAFETY: `n + 2 <= CHUNK_RECORDS`, so both slots are inside the
-        // allocation; they are above the published length, so no other
-        // thread reads them.
-        unsafe {
-            let at = self.records.as_ptr().add(n);
-            at.write(ev);
-            at.add(1).write(payload);
-        }
-        self.len.store(n + 2, Ordering::Release);
-        true
     }
 }
 

@@ -421,6 +421,14 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.maybe_flush();
     }
 
+    /// Writes the lines buffered so far (but a trailing separator), so an
+    /// idle program's file holds every event formatted.
+    pub fn write_pending(&mut self) {
+        if self.is_open() && self.out.len() > 2 {
+            self.flush_block();
+        }
+    }
+
     #[inline]
     fn maybe_flush(&mut self) {
         if self.out.len() >= FLUSH_BYTES {

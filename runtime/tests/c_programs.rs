@@ -373,11 +373,12 @@ fn eight_threads_recording_200k_events_each_keep_memory_flat_and_lose_nothing() 
     let dir = scratch("threads");
     let bin = compile("many_threads", &dir, Link::Static);
 
-    // A smaller run that still fills every thread's chunk gives the memory
-    // baseline; the full run must not need noticeably more.
+    // A smaller run that fills every thread's chunk twice, so the writer's
+    // queue and spare chunks are in use, gives the memory baseline; the
+    // full run must not need noticeably more.
     let small_dir = dir.join("small");
     fs::create_dir_all(&small_dir).expect("small dir");
-    let small = run_in(&small_dir, &bin, &["8", "70000"]);
+    let small = run_in(&small_dir, &bin, &["8", "140000"]);
     let small_rss: u64 = small
         .printed("maxrss_kib")
         .expect("rss")
@@ -393,7 +394,7 @@ fn eight_threads_recording_200k_events_each_keep_memory_flat_and_lose_nothing() 
         .expect("rss")
         .parse()
         .expect("number");
-    println!("peak RSS: {small_rss} KiB for 8 x 70k events, {rss} KiB for 8 x 200k events");
+    println!("peak RSS: {small_rss} KiB for 8 x 140k events, {rss} KiB for 8 x 200k events");
     assert!(
         rss < small_rss + 8 * 1024,
         "memory grew with the event count: {small_rss} KiB -> {rss} KiB"

@@ -236,6 +236,10 @@ fn sigkill_after_300k_events_leaves_a_truncated_array_of_valid_event_lines() {
     let dir = Scratch::new("sigkill");
     let running = start_until_ready(&mut command(&program("e2e_killed"), &dir.path));
     let pid = running.pid();
+    // Full chunks are formatted by the writer thread in the background:
+    // wait until the file stops growing, as it does once the writer has
+    // caught up with the idle program.
+    wait_until_file_settles(&dir.path);
     running.send(libc::SIGKILL);
     let done = running.wait(DEATH_LIMIT);
     assert_eq!(done.signal(), Some(libc::SIGKILL), "{}", done.status);
@@ -289,6 +293,33 @@ fn sigkill_after_300k_events_leaves_a_truncated_array_of_valid_event_lines() {
         open.len() <= 1,
         "at most the slice cut by the last write: {open:?}"
     );
+}
+
+/// Waits (at most 10 s) until the total size of the `.pfw` files in `dir`
+/// stays the same for 200 ms.
+fn wait_until_file_settles(dir: &std::path::Path) {
+    let size = || -> u64 {
+        fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pfw"))
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut last = size();
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = size();
+        if now == last && now > 0 {
+            return;
+        }
+        last = now;
+    }
 }
 
 /// Runs `e2e_fork`: returns the run, the parent's trace and the child's.
