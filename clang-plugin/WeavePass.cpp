@@ -8,7 +8,9 @@
 //      and under that pipeline name for `opt -passes=perfflow-weave`;
 //   2. runs it by handing the module to perfflow_weave_module() in Rust;
 //   3. turns the Rust outcome into PreservedAnalyses, or into an LLVM error
-//      diagnostic that fails the compilation.
+//      diagnostic that fails the compilation;
+//   4. lends the weaver the one IR utility LLVM's C API lacks: splitting a
+//      block around a conditional call (perfflow_split_if_then).
 //
 // The plugin entry point itself, llvmGetPassPluginInfo, is defined in Rust and
 // forwards to perfflow_plugin_info() below: a C++ definition inside the static
@@ -17,11 +19,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "llvm-c/Types.h"
+#include "llvm/IR/Instruction.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 // Outcome of weaving one module; mirrors `WeaveOutcome` in weaver/src/ffi.rs.
 enum PerfflowWeaveOutcome : int {
@@ -73,4 +77,16 @@ void registerCallbacks(llvm::PassBuilder &PB) {
 
 extern "C" llvm::PassPluginLibraryInfo perfflow_plugin_info() {
   return {LLVM_PLUGIN_API_VERSION, "perfflow-weave", "0.1.0", registerCallbacks};
+}
+
+// Splits the block of `Before` just before it, with a new block that runs only
+// when `Cond` (an i1 computed before `Before`) is true and then falls through
+// to `Before`. Returns the new block's terminator: code inserted before it
+// runs conditionally. PHI nodes of the old block's successors are updated.
+extern "C" LLVMValueRef perfflow_split_if_then(LLVMValueRef Cond,
+                                               LLVMValueRef Before) {
+  llvm::Instruction *Then = llvm::SplitBlockAndInsertIfThen(
+      llvm::unwrap(Cond), llvm::unwrap<llvm::Instruction>(Before),
+      /*Unreachable=*/false);
+  return llvm::wrap(static_cast<llvm::Value *>(Then));
 }

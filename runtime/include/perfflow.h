@@ -92,6 +92,11 @@ struct perfflow_site {
 void perfflow_site_enter(const struct perfflow_site *site);
 /* Called by woven code on every way out: return, noreturn call, unwinding. */
 void perfflow_site_exit(const struct perfflow_site *site);
+/* Non-zero while events are recorded. Woven code reads it (a relaxed atomic
+ * byte load) before each enter and exit on the normal paths and skips the
+ * call when it is zero; the runtime clears it when tracing is off
+ * (log-enable=False, or no trace file could be created). */
+extern volatile unsigned char perfflow_enabled;
 
 /* PerfFlowAspect ABI. async: 0 or 1; module: source file; function: the
  * function's (possibly mangled) name; scope, flow: as in the annotation or

@@ -11,13 +11,31 @@
 ; CHECK-LABEL: define i32 @classify(i32 %x)
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.classify)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: store i32 %x, ptr %slot
 ; CHECK: neg:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.classify)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret i32 -1
 ; CHECK: pos:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.classify)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret i32 1
 define i32 @classify(i32 %x) nounwind {
 entry:

@@ -16,22 +16,46 @@
 ; CHECK-DAG: @__perfflow_site.io.scope = private unnamed_addr constant [3 x i8] c"io\00"
 
 ; CHECK-LABEL: define void @starts()
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.starts)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret void
 define void @starts() nounwind {
   ret void
 }
 
 ; CHECK-LABEL: define void @ends()
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.ends)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret void
 define void @ends() nounwind {
   ret void
 }
 
 ; CHECK-LABEL: define void @io()
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.io)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.io)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 define void @io() nounwind {
   ret void
 }

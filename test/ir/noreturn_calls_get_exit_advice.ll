@@ -12,8 +12,20 @@ declare void @exit(i32) noreturn nounwind
 declare void @my_panic(ptr) noreturn nounwind
 
 ; CHECK-LABEL: define void @finish(i32 %code)
-; CHECK: call void @perfflow_site_enter(ptr @__perfflow_site.finish)
-; CHECK: call void @perfflow_site_exit(ptr @__perfflow_site.finish)
+; CHECK: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
+; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.finish)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
+; CHECK: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
+; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.finish)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: call void @exit(i32 %code)
 ; CHECK-NEXT: unreachable
 define void @finish(i32 %code) nounwind {
@@ -22,12 +34,25 @@ define void @finish(i32 %code) nounwind {
 }
 
 ; CHECK-LABEL: define void @fatal(ptr %msg)
-; CHECK: call void @perfflow_site_exit(ptr @__perfflow_site.fatal)
+; CHECK: call void @perfflow_site_enter(ptr @__perfflow_site.fatal)
+; CHECK: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
+; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.fatal)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: call void @my_panic(ptr %msg)
 ; CHECK-NEXT: unreachable
 ; CHECK-NOT: perfflow_site_exit
 ; CHECK: ok:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.fatal)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret void
 define void @fatal(ptr %msg) nounwind {
   %bad = icmp eq ptr %msg, null

@@ -17,13 +17,25 @@ declare void @__cxa_end_catch()
 
 ; CHECK-LABEL: define i32 @_Z6middlei(i32 %x)
 ; CHECK-SAME: personality ptr @__gxx_personality_v0
-; CHECK: call void @perfflow_site_enter(ptr @__perfflow_site._Z6middlei)
+; CHECK: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
+; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site._Z6middlei)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: %a = invoke i32 @_Z6throwsi(i32 noundef %x)
 ; CHECK-NEXT: to label %[[CONT:.*]] unwind label %perfflow.cleanup
 ; CHECK: [[CONT]]:
 ; CHECK-NEXT: %b = call i32 @_Z4puref(float 1.000000e+00)
 ; CHECK-NEXT: %s = add i32 %a, %b
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site._Z6middlei)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret i32 %s
 ; CHECK: perfflow.cleanup:
 ; CHECK-NEXT: %perfflow.lpad = landingpad { ptr, i32 }
@@ -46,10 +58,22 @@ entry:
 ; CHECK-NEXT: cleanup
 ; CHECK-NEXT: catch ptr @_ZTIi
 ; CHECK: caught:
-; CHECK: call void @perfflow_site_exit(ptr @__perfflow_site._Z7catcheri)
+; CHECK: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
+; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site._Z7catcheri)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret i32 -1
 ; CHECK: unwind:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site._Z7catcheri)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: resume { ptr, i32 } %lp
 define i32 @_Z7catcheri(i32 %x) personality ptr @__gxx_personality_v0 {
 entry:

@@ -7,8 +7,20 @@
 ; CHECK-COUNT-1: @__perfflow_site.once = private constant
 ; CHECK-NOT: @__perfflow_site.once.1
 ; CHECK-LABEL: define void @once()
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_enter(ptr @__perfflow_site.once)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
+; CHECK-NEXT: %[[ON:perfflow.on[0-9]*]] = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
+; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
+; CHECK: {{^}}[[THEN]]:
 ; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.once)
+; CHECK-NEXT: br label %[[REST]]
+; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: ret void
 ; CHECK: attributes #{{[0-9]+}} = { nounwind "perfflow.woven" }
 define void @once() nounwind {

@@ -14,9 +14,16 @@
 //! ```llvm
 //! define i32 @foo(i32 %n) "perfflow.woven" personality ptr @__gxx_personality_v0 {
 //! entry:
+//!   %on = load atomic i8, ptr @perfflow_enabled monotonic, align 1
+//!   %c = icmp ne i8 %on, 0
+//!   br i1 %c, label %enter, label %body
+//! enter:
 //!   call void @perfflow_site_enter(ptr @__perfflow_site._Z3fooi)
+//!   br label %body
+//! body:
 //!   %r = invoke i32 @work(i32 %n) to label %cont unwind label %perfflow.cleanup
 //! cont:
+//!   ; the same test of @perfflow_enabled around
 //!   call void @perfflow_site_exit(ptr @__perfflow_site._Z3fooi)
 //!   ret i32 %r
 //! perfflow.cleanup:
@@ -37,6 +44,12 @@
 //!     followed by `unreachable`), before each `resume`, and in a cleanup
 //!     landing pad that every call which may throw now unwinds through;
 //!  4. mark the function `"perfflow.woven"` so that weaving twice weaves once.
+//!
+//! Enter and exit advice on the normal paths runs only while the runtime's
+//! flag `perfflow_enabled` is set, so a program run with `log-enable=False`
+//! pays one load and one branch per advice, not a call. The flag starts set:
+//! the first advice starts the runtime, which clears it when tracing is off.
+//! The cleanup pad calls unconditionally (exceptions are not a hot path).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -46,7 +59,7 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::context::AsContextRef;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
-use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMIntPredicate, LLVMOpcode};
 use inkwell::module::Module;
 use inkwell::types::AsTypeRef;
 use inkwell::values::{AsValueRef, FunctionValue};
@@ -61,6 +74,15 @@ use crate::site::{byte_ptr_type, display_name, emit_site, SiteInfo};
 pub const WOVEN_ATTRIBUTE: &str = "perfflow.woven";
 pub const ENTER_ADVICE: &str = "perfflow_site_enter";
 pub const EXIT_ADVICE: &str = "perfflow_site_exit";
+/// The runtime's `i8` flag: advice is called only while it is non-zero.
+pub const ENABLED_FLAG: &str = "perfflow_enabled";
+
+extern "C" {
+    /// In `clang-plugin/WeavePass.cpp`: splits `before`'s block into a
+    /// conditional block and the rest; returns the conditional block's
+    /// terminator.
+    fn perfflow_split_if_then(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
+}
 
 /// Functions that end the process or thread without returning, even where a
 /// header forgot to say `noreturn`.
@@ -290,6 +312,8 @@ fn subprogram_line(function: LLVMValueRef) -> Option<u32> {
 struct Advice<'ctx> {
     enter: FunctionValue<'ctx>,
     exit: FunctionValue<'ctx>,
+    /// `perfflow_enabled`, an external `i8`.
+    enabled: LLVMValueRef,
 }
 
 impl<'ctx> Advice<'ctx> {
@@ -306,9 +330,14 @@ impl<'ctx> Advice<'ctx> {
             f.add_attribute(AttributeLoc::Function, nounwind);
             f
         };
+        let i8_type = context.i8_type();
+        let enabled = module
+            .get_global(ENABLED_FLAG)
+            .unwrap_or_else(|| module.add_global(i8_type, None, ENABLED_FLAG));
         Advice {
             enter: get(ENTER_ADVICE),
             exit: get(EXIT_ADVICE),
+            enabled: enabled.as_value_ref(),
         }
     }
 }
@@ -400,8 +429,23 @@ fn weave_function(
     // SAFETY: all values belong to `module`; the builder is disposed below.
     unsafe {
         let builder = LLVMCreateBuilderInContext(raw_context);
+        let i8_type = context.i8_type().as_type_ref();
         let call_advice = |target: FunctionValue, before: LLVMValueRef| {
+            // if (perfflow_enabled) target(site);
             LLVMPositionBuilderBefore(builder, before);
+            let on = LLVMBuildLoad2(builder, i8_type, advice.enabled, c"perfflow.on".as_ptr());
+            LLVMSetOrdering(on, LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic);
+            LLVMSetAlignment(on, 1);
+            let zero = LLVMConstInt(i8_type, 0, 0);
+            let cond = LLVMBuildICmp(
+                builder,
+                LLVMIntPredicate::LLVMIntNE,
+                on,
+                zero,
+                c"perfflow.active".as_ptr(),
+            );
+            let then = perfflow_split_if_then(cond, before);
+            LLVMPositionBuilderBefore(builder, then);
             let mut args = [site];
             let call = LLVMBuildCall2(
                 builder,
