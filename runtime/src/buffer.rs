@@ -892,11 +892,13 @@ pub fn finish() {
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
     let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
+    let masked = signals::Masked::all();
     // The writer stops at its next chunk, and the queue stops growing but
     // for one chunk per thread.
     rt.registry().closing = true;
     rt.wake.notify_all();
     finish_runtime(rt);
+    drop(masked);
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
@@ -964,6 +966,7 @@ fn finish_runtime(rt: &Runtime) {
 /// end now) and frees its buffer.
 fn retire(buf: NonNull<ThreadBuffer>) {
     let Some(rt) = RUNTIME.get() else { return };
+    let _masked = signals::Masked::all();
     // SAFETY: the exiting thread's own live buffer.
     let b = unsafe { buf.as_ref() };
     let mut reg = rt.registry();
@@ -1023,6 +1026,8 @@ struct ForkGuards {
     _interned: crate::site::ForkGuard,
     output: MutexGuard<'static, Output>,
     registry: MutexGuard<'static, Registry>,
+    /// Dropped last: signals stay blocked until the locks are released.
+    masked: signals::Masked,
 }
 
 thread_local! {
@@ -1039,6 +1044,7 @@ extern "C" fn fork_prepare() {
         // Events recorded by this thread until the fork is over (a woven
         // allocator) must not take the locks it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
+        let masked = signals::Masked::all();
         // Lock order as everywhere: the intern lock is never held while
         // taking the others elsewhere, so taking it first is safe; then
         // output before registry.
@@ -1050,6 +1056,7 @@ extern "C" fn fork_prepare() {
                 _interned: interned,
                 output,
                 registry,
+                masked,
             })
         });
     });
@@ -1075,9 +1082,10 @@ extern "C" fn fork_child() {
             return;
         };
         let ForkGuards {
-            _interned,
+            _interned: interned,
             mut output,
             mut registry,
+            masked,
         } = guards;
         let out = &mut *output;
         let reg = &mut *registry;
@@ -1139,6 +1147,8 @@ extern "C" fn fork_child() {
         crate::usage::after_fork();
         drop(registry);
         drop(output);
+        drop(interned);
+        drop(masked);
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
@@ -1159,6 +1169,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
         drop_events(1);
         return;
     }
+    let masked = signals::Masked::all();
     let stored = catch_unwind(AssertUnwindSafe(|| {
         let rt = Runtime::get();
         if !ENABLED.load(Ordering::Relaxed) {
@@ -1195,6 +1206,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
     if !matches!(stored, Ok(Some(()))) {
         drop_events(1);
     }
+    drop(masked);
     local.busy.set(false);
 }
 

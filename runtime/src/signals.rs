@@ -86,6 +86,37 @@ pub fn after_fork() {
     }
 }
 
+/// Every signal blocked on the calling thread until dropped, which restores
+/// the thread's previous mask. Held around the runtime's cold paths that
+/// take its locks on the program's threads, so a fatal signal's handler
+/// never runs on a thread holding a lock the watcher needs to complete the
+/// trace: the kernel delivers the signal to another thread, or here once
+/// the locks are released.
+pub(crate) struct Masked {
+    old: libc::sigset_t,
+}
+
+impl Masked {
+    pub(crate) fn all() -> Masked {
+        // SAFETY: valid sets; pthread_sigmask cannot fail with SIG_BLOCK
+        // and a valid set.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+            Masked { old }
+        }
+    }
+}
+
+impl Drop for Masked {
+    fn drop(&mut self) {
+        // SAFETY: restoring a mask read by `all` on the same thread.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+    }
+}
+
 fn pipe() -> std::io::Result<[libc::c_int; 2]> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors.
