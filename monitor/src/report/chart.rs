@@ -4,7 +4,8 @@
 //!
 //! A missing value breaks its line; a value with no neighbour shows as a
 //! dot. The y axis spans the data rounded out to ticks (a constant series
-//! gets a band around its value); the x axis spans the data and includes 0.
+//! gets a band around its value); the x axis spans every time stamp of the
+//! lines, missing values included, and 0.
 
 use super::canvas::{text_width, Canvas, Rgb};
 
@@ -42,8 +43,8 @@ pub struct Line {
     pub label: String,
     /// Index into [`PALETTE`] (taken modulo its length).
     pub color: usize,
-    /// (x, y) points in x order; `None` breaks the line.
-    pub points: Vec<Option<(f64, f64)>>,
+    /// (x, y) points in x order; a missing y breaks the line.
+    pub points: Vec<(f64, Option<f64>)>,
 }
 
 /// What a chart shows.
@@ -66,9 +67,9 @@ pub fn render(chart: &Chart) -> Canvas {
     let title = fit(&chart.title, w - 20);
     canvas.text((w - text_width(&title, SCALE)) / 2, 12, &title, SCALE, INK);
 
-    let points = || chart.lines.iter().flat_map(|l| l.points.iter().flatten());
+    let points = || chart.lines.iter().flat_map(|l| l.points.iter());
     let (x_lo, x_hi) = x_range(points().map(|p| p.0));
-    let (y_lo, y_hi, y_step) = y_range(points().map(|p| p.1));
+    let (y_lo, y_hi, y_step) = y_range(points().filter_map(|p| p.1));
     let y_ticks = ticks(y_lo, y_hi, y_step);
     let y_labels: Vec<String> = y_ticks
         .iter()
@@ -128,8 +129,8 @@ pub fn render(chart: &Chart) -> Canvas {
         let px: Vec<Option<(i64, i64)>> = line
             .points
             .iter()
-            .map(|p| {
-                p.map(|(x, y)| {
+            .map(|&(x, y)| {
+                y.map(|y| {
                     (
                         map(x, x_lo, x_hi, left, right),
                         map(y, y_lo, y_hi, bottom, top),
@@ -239,14 +240,20 @@ fn x_range(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo, if hi > lo { hi } else { lo + 1.0 })
 }
 
-/// The y axis: data extent rounded out to ticks, and the tick step.
+/// The y axis: data extent widened by 5 % on each side (not below 0 for
+/// data that is not negative) and rounded out to ticks, and the tick step.
 fn y_range(ys: impl Iterator<Item = f64>) -> (f64, f64, f64) {
     let (mut lo, mut hi) = min_max(ys).unwrap_or((0.0, 1.0));
-    if hi <= lo {
-        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
-        lo -= pad;
-        hi += pad;
-    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.05
+    } else if lo == 0.0 {
+        1.0
+    } else {
+        lo.abs() * 0.1
+    };
+    let floor = if lo >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+    lo = (lo - pad).max(floor);
+    hi += pad;
     let step = nice_step((hi - lo) / 5.0);
     ((lo / step).floor() * step, (hi / step).ceil() * step, step)
 }
@@ -292,8 +299,15 @@ pub fn tick_label(v: f64, step: f64, lo: f64, hi: f64) -> String {
     }
     let big = lo.abs().max(hi.abs());
     if !(1e-3..1e6).contains(&big) {
-        let digits = (big.log10().floor() - step.log10().floor()).clamp(0.0, 4.0) as usize;
-        format!("{v:.digits$e}")
+        let digits = (v.abs().log10().floor() - step.log10().floor()).clamp(0.0, 4.0) as usize;
+        let text = format!("{v:.digits$e}");
+        match text.split_once('e') {
+            Some((mantissa, exp)) if mantissa.contains('.') => {
+                let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+                format!("{mantissa}e{exp}")
+            }
+            _ => text,
+        }
     } else {
         let digits = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
         format!("{v:.digits$}")
@@ -318,5 +332,8 @@ mod tests {
         assert_eq!(tick_label(40.0, 20.0, 0.0, 100.0), "40");
         assert_eq!(tick_label(2e9, 1e9, 0.0, 5e9), "2e9");
         assert_eq!(tick_label(1.5e9, 5e8, 0.0, 5e9), "1.5e9");
+        assert_eq!(tick_label(1e7, 2e6, 0.0, 1e7), "1e7");
+        assert_eq!(tick_label(8e6, 2e6, 0.0, 1e7), "8e6");
+        assert_eq!(tick_label(2.5e-4, 5e-5, 0.0, 5e-4), "2.5e-4");
     }
 }

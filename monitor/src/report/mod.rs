@@ -62,7 +62,7 @@ impl ExportFormat {
 
 impl fmt::Display for ExportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             ExportFormat::Csv => "csv",
             ExportFormat::Json => "json",
             ExportFormat::Parquet => "parquet",

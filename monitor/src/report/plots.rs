@@ -124,7 +124,7 @@ pub fn draw(group: &MetricGroup, plot: &Plot, start: Option<f64>) -> Vec<u8> {
                 .time_stamps
                 .iter()
                 .zip(values)
-                .map(|(t, v)| v.map(|v| (t - t0, v)))
+                .map(|(t, v)| (t - t0, *v))
                 .collect();
             Some(Line {
                 label: h.host.clone(),
