@@ -210,3 +210,27 @@ fn a_missing_meta_data_file_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_group_of_many_hosts_gets_combined_plots_only() {
+    let dir = tempfile::tempdir().unwrap();
+    job_dir::write_fixture(dir.path());
+    let hosts: Vec<String> = (0..12).map(|i| format!("gpu-{i}.nodeA")).collect();
+    let mut group = serde_json::json!({"host_names": hosts, "units": {"power": "W"}});
+    for (i, host) in hosts.iter().enumerate() {
+        group[host] = serde_json::json!({"time_stamps": [0.0, 1.0], "power": [i, i + 1]});
+    }
+    let gpu = dir.path().join("metrics").join("nv_gpu_metrics.json");
+    fs::write(&gpu, group.to_string()).unwrap();
+    generate_report(dir.path()).unwrap();
+    let gpu_plots: Vec<String> = plot_names(dir.path())
+        .into_iter()
+        .filter(|n| n.starts_with("nv_gpu_metrics."))
+        .collect();
+    assert_eq!(gpu_plots, ["nv_gpu_metrics.power.png"]);
+    let bytes = fs::read(dir.path().join("plots").join(&gpu_plots[0])).unwrap();
+    let png = job_dir::decode_png(&bytes).unwrap();
+    for color in PALETTE {
+        assert!(png.count(color) > 0, "no line or legend in {color:?}");
+    }
+}

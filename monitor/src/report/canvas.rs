@@ -84,12 +84,13 @@ impl Canvas {
     pub fn text(&mut self, x: i64, y: i64, text: &str, scale: i64, color: Rgb) {
         for (i, c) in text.chars().enumerate() {
             let left = x + (i * font::ADVANCE) as i64 * scale;
+            let top = y + font::drop(c) as i64 * scale;
             for gy in 0..font::HEIGHT {
                 for gx in 0..font::WIDTH {
                     if font::ink(c, gx, gy) {
                         self.fill(
                             left + gx as i64 * scale,
-                            y + gy as i64 * scale,
+                            top + gy as i64 * scale,
                             scale,
                             scale,
                             color,
@@ -108,7 +109,7 @@ impl Canvas {
             for gy in 0..font::HEIGHT {
                 for gx in 0..font::WIDTH {
                     if font::ink(c, gx, gy) {
-                        let px = x + gy as i64 * scale;
+                        let px = x + (gy + font::drop(c)) as i64 * scale;
                         let py = bottom - (gx as i64 + 1) * scale;
                         self.fill(px, py, scale, scale, color);
                     }

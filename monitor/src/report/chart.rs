@@ -8,6 +8,7 @@
 //! lines, missing values included, and 0.
 
 use super::canvas::{text_width, Canvas, Rgb};
+use super::font;
 
 /// Chart width in pixels.
 pub const WIDTH: usize = 1000;
@@ -217,16 +218,19 @@ fn legend_layout(lines: &[Line], limit: i64) -> Vec<LegendEntry> {
     out
 }
 
-/// `text`, cut with `...` to fit `width` pixels.
+/// `text`, with `...` in place of middle characters where needed to fit
+/// `width` pixels: the start and the end (a unit, a host's number) stay.
 fn fit(text: &str, width: i64) -> String {
     if text_width(text, SCALE) <= width {
         return text.to_string();
     }
-    let mut cut: String = text.to_string();
-    while !cut.is_empty() && text_width(&format!("{cut}..."), SCALE) > width {
-        cut.pop();
-    }
-    format!("{cut}...")
+    let chars: Vec<char> = text.chars().collect();
+    let room = (width / (SCALE * font::ADVANCE as i64) - 3).max(2) as usize;
+    let tail = room / 2;
+    let head = room - tail;
+    let start: String = chars[..head.min(chars.len())].iter().collect();
+    let end: String = chars[chars.len().saturating_sub(tail)..].iter().collect();
+    format!("{start}...{end}")
 }
 
 fn map(v: f64, lo: f64, hi: f64, to_lo: i64, to_hi: i64) -> i64 {
@@ -317,6 +321,52 @@ pub fn tick_label(v: f64, step: f64, lo: f64, hi: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lines(n: usize) -> Vec<Line> {
+        (0..n)
+            .map(|i| Line {
+                label: format!("gpu-{i}.node{i:03}"),
+                color: i,
+                points: vec![(0.0, Some(1.0))],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_legend_of_many_hosts_ends_in_a_count_of_the_rest() {
+        let legend = legend_layout(&lines(40), WIDTH as i64 - 20);
+        assert!(legend.iter().all(|e| e.row < LEGEND_ROWS));
+        let last = legend.last().unwrap();
+        assert_eq!(last.color, None);
+        let shown = legend.len() - 1;
+        assert_eq!(last.text, format!("+{} more", 40 - shown));
+        for e in &legend {
+            assert!(
+                e.x + 30 + text_width(&e.text, SCALE) <= WIDTH as i64 - 20,
+                "{}",
+                e.text
+            );
+        }
+    }
+
+    #[test]
+    fn a_legend_that_fits_shows_every_host() {
+        let legend = legend_layout(&lines(3), WIDTH as i64 - 20);
+        assert_eq!(legend.len(), 3);
+        assert!(legend.iter().all(|e| e.color.is_some() && e.row == 0));
+    }
+
+    #[test]
+    fn long_labels_lose_their_middle_and_keep_the_unit() {
+        let label = "net_io_counters.bytes_recv_per_interface.eth0 [bytes/s]";
+        let cut = fit(label, 300);
+        assert!(text_width(&cut, SCALE) <= 300, "{cut}");
+        assert!(
+            cut.starts_with("net_io") && cut.ends_with("[bytes/s]"),
+            "{cut}"
+        );
+        assert_eq!(fit("short", 300), "short");
+    }
 
     #[test]
     fn nice_steps_are_one_two_or_five_times_a_power_of_ten() {

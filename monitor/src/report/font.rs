@@ -1,7 +1,8 @@
 //! A built-in 5×7 bitmap font for printable ASCII, so plots need no font
-//! files. Each glyph is 7 rows of 5 columns, `#` for ink; lower-case
-//! descenders sit in the bottom rows. Characters outside printable ASCII
-//! draw as `?`.
+//! files. Each glyph is 7 rows of 5 columns, `#` for ink. The glyphs of
+//! `g`, `p`, `q` and `y` are drawn [`DESCENT`] rows lower than the others,
+//! so their tails hang below the line (text is 9 rows tall in all).
+//! Characters outside printable ASCII draw as `?`.
 
 /// Glyph width in font pixels.
 pub const WIDTH: usize = 5;
@@ -9,6 +10,18 @@ pub const WIDTH: usize = 5;
 pub const HEIGHT: usize = 7;
 /// Horizontal advance per character, in font pixels (one blank column).
 pub const ADVANCE: usize = WIDTH + 1;
+/// How many rows lower descending glyphs are drawn.
+pub const DESCENT: usize = 2;
+
+/// The row offset at which `c`'s glyph is drawn: [`DESCENT`] for the
+/// letters with tails, 0 otherwise.
+pub fn drop(c: char) -> usize {
+    if matches!(c, 'g' | 'p' | 'q' | 'y') {
+        DESCENT
+    } else {
+        0
+    }
+}
 
 /// The rows of `c`'s glyph.
 pub fn glyph(c: char) -> &'static [&'static str; HEIGHT] {
@@ -98,7 +111,7 @@ static GLYPHS: [[&str; HEIGHT]; 95] = [
     ["....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"], // d
     [".....", ".....", ".###.", "#...#", "#####", "#....", ".###."], // e
     ["..##.", ".#..#", ".#...", "###..", ".#...", ".#...", ".#..."], // f
-    [".....", ".####", "#...#", "#...#", ".####", "....#", ".###."], // g
+    [".####", "#...#", "#...#", "#...#", ".####", "....#", ".###."], // g (descends)
     ["#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"], // h
     ["..#..", ".....", ".##..", "..#..", "..#..", "..#..", ".###."], // i
     ["...#.", ".....", "..##.", "...#.", "...#.", "#..#.", ".##.."], // j
@@ -107,8 +120,8 @@ static GLYPHS: [[&str; HEIGHT]; 95] = [
     [".....", ".....", "##.#.", "#.#.#", "#.#.#", "#...#", "#...#"], // m
     [".....", ".....", "#.##.", "##..#", "#...#", "#...#", "#...#"], // n
     [".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."], // o
-    [".....", ".....", "####.", "#...#", "####.", "#....", "#...."], // p
-    [".....", ".....", ".##.#", "#..##", ".####", "....#", "....#"], // q
+    ["####.", "#...#", "#...#", "#...#", "####.", "#....", "#...."], // p (descends)
+    [".####", "#...#", "#...#", "#...#", ".####", "....#", "....#"], // q (descends)
     [".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."], // r
     [".....", ".....", ".###.", "#....", ".###.", "....#", "####."], // s
     [".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."], // t
@@ -116,7 +129,7 @@ static GLYPHS: [[&str; HEIGHT]; 95] = [
     [".....", ".....", "#...#", "#...#", "#...#", ".#.#.", "..#.."], // v
     [".....", ".....", "#...#", "#...#", "#.#.#", "#.#.#", ".#.#."], // w
     [".....", ".....", "#...#", ".#.#.", "..#..", ".#.#.", "#...#"], // x
-    [".....", ".....", "#...#", "#...#", ".####", "....#", ".###."], // y
+    ["#...#", "#...#", "#...#", "#...#", ".####", "....#", ".###."], // y (descends)
     [".....", ".....", "#####", "...#.", "..#..", ".#...", "#####"], // z
     ["...#.", "..#..", "..#..", ".#...", "..#..", "..#..", "...#."], // {
     ["..#..", "..#..", "..#..", "..#..", "..#..", "..#..", "..#.."], // |
