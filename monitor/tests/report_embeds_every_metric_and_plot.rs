@@ -164,6 +164,8 @@ fn every_plot_is_embedded_as_a_data_uri() {
         "the report links out"
     );
     assert!(!html.contains("<script"), "the report has a script");
+    assert!(html.contains("<a href=\"#plots-cpu_metrics\">cpu_metrics (12)</a>"));
+    assert!(html.contains("<h3 id=\"plots-nv_gpu_metrics\">nv_gpu_metrics</h3>"));
 }
 
 #[test]

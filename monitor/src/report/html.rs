@@ -25,6 +25,7 @@ figure { margin: 1em 0 2em; }
 figure img { width: 100%; max-width: 1000px; border: 1px solid #ddd; }
 figcaption { font-size: .9em; color: #555; }
 .none { color: #777; font-style: italic; }
+nav { margin-bottom: 1em; }
 ";
 
 /// Statistics of one series on one host.
@@ -77,6 +78,7 @@ pub fn write_report(
          <title>Job report {id}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>Job report {id}</h1>\n"
     );
+    contents(groups, plots, &mut page);
     job_section(meta, &mut page);
     hardware_section(meta, &mut page);
     unavailable_section(meta, &mut page);
@@ -84,6 +86,23 @@ pub fn write_report(
     plot_section(groups, plots, &mut page);
     page.push_str("</body>\n</html>\n");
     out.write_all(page.as_bytes())
+}
+
+/// Links to the sections and to each group's plots.
+fn contents(groups: &[MetricGroup], plots: &[(Plot, Vec<u8>)], page: &mut String) {
+    page.push_str(
+        "<nav><a href=\"#job\">Job</a> | <a href=\"#hardware\">Hardware</a> | \
+         <a href=\"#unavailable\">Unavailable sources</a> | <a href=\"#summary\">Summary</a> | \
+         <a href=\"#plots\">Plots</a>",
+    );
+    for group in groups {
+        let n = plots.iter().filter(|(p, _)| p.group == group.name).count();
+        if n > 0 {
+            let name = escape(&group.name);
+            let _ = write!(page, " | <a href=\"#plots-{name}\">{name} ({n})</a>");
+        }
+    }
+    page.push_str("</nav>\n");
 }
 
 fn job_section(meta: &JobMetadata, page: &mut String) {
@@ -259,7 +278,8 @@ fn plot_section(groups: &[MetricGroup], plots: &[(Plot, Vec<u8>)], page: &mut St
         if mine.is_empty() {
             continue;
         }
-        let _ = writeln!(page, "<h3>{}</h3>", escape(&group.name));
+        let name = escape(&group.name);
+        let _ = writeln!(page, "<h3 id=\"plots-{name}\">{name}</h3>");
         for (plot, png) in mine {
             let title = escape(&plot.title);
             let _ = writeln!(
