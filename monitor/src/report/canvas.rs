@@ -1,5 +1,5 @@
 //! An RGB pixel buffer with the few drawing operations charts need:
-//! rectangles, thick lines and text in the built-in [`font`](super::font).
+//! rectangles, thick lines and text in the built-in font ([`super::font`]).
 
 use super::font;
 

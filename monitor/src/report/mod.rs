@@ -14,6 +14,20 @@
 //! - [`generate_report`] writes `plots/*.png` and
 //!   `job-report-<job id>.html`.
 //!
+//! Rules, each stated in full where it is applied:
+//!
+//! - Tables ([`table`]): one row per host and time stamp; columns `host`,
+//!   `time_stamp [s]`, then the union of every host's series in name order,
+//!   headed `<series> [<unit>]` or `<series>` without a unit. Nested objects
+//!   give dotted names (`rapl_powercap.package-0`); arrays of strings are
+//!   metadata and left out.
+//! - Series of another length than `time_stamps` ([`input`]): padded with
+//!   missing values when shorter, truncated when longer.
+//! - Plots ([`plots`]): a series is plotted when some host has a non-zero
+//!   value in it; one combined plot always, one per host for 2 to 8 hosts.
+//! - Malformed input is a [`ReportError`] naming the file and what was
+//!   expected where; nothing here panics on input.
+//!
 //! Nothing here needs Python, a browser or fonts at run time.
 
 pub mod canvas;

@@ -50,7 +50,13 @@ pub fn write_parquet(table: &Table, out: &mut dyn Write) -> io::Result<()> {
     let mut offset = MAGIC.len() as u64;
     out.write_all(MAGIC)?;
     let mut chunks = Vec::with_capacity(table.num_series() + 2);
+    if i32::try_from(rows).is_err() {
+        return Err(too_large(&format!("{rows} rows")));
+    }
     let mut emit = |name: &str, physical: i32, page: Vec<u8>, out: &mut dyn Write| {
+        if i32::try_from(page.len()).is_err() {
+            return Err(too_large(&format!("column `{name}`")));
+        }
         let header = page_header(page.len(), rows);
         out.write_all(&header)?;
         out.write_all(&page)?;
@@ -89,6 +95,14 @@ pub fn write_parquet(table: &Table, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(&footer)?;
     out.write_all(&(footer.len() as u32).to_le_bytes())?;
     out.write_all(MAGIC)
+}
+
+/// A table too large for one page per column (2 GiB, 2^31 values).
+fn too_large(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{what}: too large for a one-page Parquet column"),
+    )
 }
 
 /// The page body of an optional DOUBLE column: definition levels, then the
