@@ -45,6 +45,7 @@ pub mod error;
 pub mod groups;
 pub mod metadata;
 pub mod parse;
+pub mod report;
 pub mod sampler;
 pub mod source;
 pub mod track;
