@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # Installs what perfflow needs on Debian 12 (as root, or with sudo): clang 19,
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
+# With --tests, also what only the tests use: Chromium (the monitor's HTML
+# report is rendered headless) and Python's pyarrow (exported Parquet files
+# are read back by an independent reader).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
+tests=0
+case "${1:-}" in
+  --tests) tests=1 ;;
+  "") ;;
+  *) echo "usage: bash scripts/setup-debian.sh [--tests]" >&2; exit 2 ;;
+esac
 packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
+if [ $tests -eq 1 ]; then
+  packages+=(chromium python3)
+  python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,6 +27,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "perfflow: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ $tests -eq 1 ] && ! python3 -c 'import pyarrow' 2>/dev/null; then
+  echo "perfflow: installing pyarrow for the tests"
+  # Debian's own Python refuses pip installs unless told (PEP 668).
+  python3 -m pip install --quiet pyarrow 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages pyarrow
 fi
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test: the crates' own tests (cargo), then the build and the ctest
-# suite (woven programs with their traces checked, IR tests, diagnostics, the
-# installed CMake package and pkg-config file).
+# Runs every test: the crates' own tests (cargo, including the monitor's
+# report rendered in headless Chromium and its Parquet files read back with
+# pyarrow), then the build and the ctest suite (woven programs with their
+# traces checked, IR tests, diagnostics, the installed CMake package and
+# pkg-config file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-debian.sh
+bash scripts/setup-debian.sh --tests
 export PATH="$HOME/.cargo/bin:$PATH"
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
 echo "== cargo test"
