@@ -15,6 +15,10 @@
 # one markdown table. Traces are measured (bytes, events) on the first run of
 # a variant and deleted after every run. The cpu-mem-usage rows use N/100
 # calls because that option reads /proc on every event (about 3 us per call).
+# The "paced" rows make the same calls in bursts of 10000 with a 2 ms pause
+# after each (timing only the bursts): the cost to a program that does not
+# call back to back for seconds, while the runtime's writer thread formats
+# in the pauses. They are compared with a reference paced the same way.
 # Nothing here fails on a time: the script only prints figures.
 set -euo pipefail
 
@@ -85,10 +89,12 @@ count_events() { # non-metadata events in the trace files given
 rows=()   # one "|"-separated record per variant, printed at the end
 declare -A reference_ns
 
-# measure LABEL BINARY MODE THREADS CALLS OPTIONS
+# measure LABEL BINARY MODE THREADS CALLS OPTIONS [BURST]
 # OPTIONS is a PERFFLOW_OPTIONS value, or "-" to run with the variable unset.
+# BURST: calls per burst for the paced rows (none: back to back).
 measure() {
-    local label=$1 bin=$2 mode=$3 threads=$4 calls=$5 opts=$6
+    local label=$1 bin=$2 mode=$3 threads=$4 calls=$5 opts=$6 burst=${7:-}
+    local pace=${burst:+p}
     local ns=() cpu=() rss=() wall=() bytes=- events=- r line t0 t1 files
     local rundir=$scratch/run
     for ((r = 1; r <= runs; r++)); do
@@ -96,10 +102,10 @@ measure() {
         rm -rf "$rundir" && mkdir "$rundir"
         t0=$(date +%s%N)
         if [[ $opts == - ]]; then
-            line=$(cd "$rundir" && env -u PERFFLOW_OPTIONS "$bin" "$mode" "$threads" "$calls") \
+            line=$(cd "$rundir" && env -u PERFFLOW_OPTIONS "$bin" "$mode" "$threads" "$calls" $burst) \
                 || die "$label with $threads thread(s) failed"
         else
-            line=$(cd "$rundir" && PERFFLOW_OPTIONS=$opts "$bin" "$mode" "$threads" "$calls") \
+            line=$(cd "$rundir" && PERFFLOW_OPTIONS=$opts "$bin" "$mode" "$threads" "$calls" $burst) \
                 || die "$label with $threads thread(s) failed"
         fi
         t1=$(date +%s%N)
@@ -122,8 +128,8 @@ measure() {
     done
     local m_ns
     m_ns=$(median "${ns[@]}")
-    [[ $label == reference ]] && reference_ns[$threads]=$m_ns
-    rows+=("$label|$threads|$calls|$m_ns|$(median "${cpu[@]}")|$(median "${rss[@]}")|$bytes|$events|$(median "${wall[@]}")")
+    [[ $mode == reference ]] && reference_ns[$threads$pace]=$m_ns
+    rows+=("$label|$threads|$calls|$m_ns|$(median "${cpu[@]}")|$(median "${rss[@]}")|$bytes|$events|$(median "${wall[@]}")|$threads$pace")
 }
 
 small_n=$((n / 100 > 0 ? n / 100 : 1))
@@ -133,6 +139,10 @@ for t in 1 2; do measure "log-enable=False" "$woven" call "$t" "$n" "log-enable=
 for t in 1 2; do measure "Verbose (default)" "$woven" call "$t" "$n" -; done
 for t in 1 2; do measure "log-event=Compact" "$woven" call "$t" "$n" "log-event=Compact"; done
 for t in 1 2; do measure "cpu-mem-usage=True" "$woven" call "$t" "$small_n" "cpu-mem-usage=True"; done
+burst=10000
+for t in 1 2; do measure "reference, paced" "$plain" reference "$t" "$n" - "$burst"; done
+for t in 1 2; do measure "Verbose, paced" "$woven" call "$t" "$n" - "$burst"; done
+for t in 1 2; do measure "log-event=Compact, paced" "$woven" call "$t" "$n" "log-event=Compact" "$burst"; done
 
 # --- report --------------------------------------------------------------------
 
@@ -148,13 +158,14 @@ echo "compiler: $("$cxx" --version | head -n 1)"
 echo "runtime:  $runtime"
 echo "calls:    N = $n per thread (cpu-mem-usage rows: $small_n); median of $runs runs"
 echo
-printf '%s\n' "${rows[@]}" | awk -F'|' -v ref1="${reference_ns[1]}" -v ref2="${reference_ns[2]}" '
+printf '%s\n' "${rows[@]}" | awk -F'|' -v ref1="${reference_ns[1]}" -v ref2="${reference_ns[2]}" \
+    -v ref1p="${reference_ns[1p]}" -v ref2p="${reference_ns[2p]}" '
 BEGIN {
     print "| variant | threads | calls/thread | ns/call | CPU ns/call | x reference | peak RSS MiB | trace bytes | events | bytes/event | process s |"
     print "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 }
 {
-    ref = ($2 == 1) ? ref1 : ref2
+    ref = ($10 == "1") ? ref1 : ($10 == "2") ? ref2 : ($10 == "1p") ? ref1p : ref2p
     ratio = (ref > 0) ? sprintf("%.2fx", $4 / ref) : "-"
     per_event = ($8 != "-" && $8 > 0) ? sprintf("%.1f", $7 / $8) : "-"
     printf "| %s | %d | %d | %.1f | %.1f | %s | %.1f | %s | %s | %s | %.2f |\n",
@@ -163,6 +174,6 @@ BEGIN {
 echo
 echo "ns/call: each thread's loop time / its calls, averaged over threads (enter + exit per call)."
 echo "CPU ns/call: process user+sys time over the loops and thread exits / all calls."
-echo "x reference: ns/call over the reference loop's with the same thread count."
+echo "x reference: ns/call over the reference loop's with the same thread count (paced rows: the paced reference's)."
 echo "trace bytes, events: first run's trace files; events exclude metadata (ph M)."
 echo "process s: the whole process, including start-up and the trace's final write."

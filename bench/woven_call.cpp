@@ -9,7 +9,14 @@
 //              do per call: read CLOCK_MONOTONIC twice and store two 16-byte
 //              records (timestamp + pointer) into a thread-local ring.
 //
-// Usage: woven_call call|reference THREADS N
+// Usage: woven_call call|reference THREADS N [BURST]
+//
+// With BURST, each thread makes its N calls in bursts of BURST calls with a
+// 2 ms sleep after each burst (a program that traces in bursts, as most do,
+// rather than back to back); only the bursts are timed, so ns_per_call is
+// what a call costs the calling thread while perfflow's writer thread keeps
+// up in the pauses. Without BURST the calls run back to back, and the
+// figure includes waiting for the writer once its queue is full.
 //
 // It prints one line of key=value pairs:
 //   ns_per_call      each thread's loop time / N, averaged over the threads
@@ -117,12 +124,7 @@ struct Worker {
     std::uint64_t loop_ns = 0;
 };
 
-void run_loop(Mode mode, std::uint64_t n, std::atomic<unsigned> &ready,
-              const std::atomic<bool> &go, Worker &out) {
-    ready.fetch_add(1, std::memory_order_acq_rel);
-    while (!go.load(std::memory_order_acquire)) {
-    }
-    std::uint64_t t0 = monotonic_ns();
+void calls(Mode mode, std::uint64_t n) {
     if (mode == Mode::Call) {
         for (std::uint64_t i = 0; i < n; ++i)
             woven_empty_call();
@@ -130,19 +132,40 @@ void run_loop(Mode mode, std::uint64_t n, std::atomic<unsigned> &ready,
         for (std::uint64_t i = 0; i < n; ++i)
             reference_call();
     }
-    out.loop_ns = monotonic_ns() - t0;
+}
+
+void run_loop(Mode mode, std::uint64_t n, std::uint64_t burst, std::atomic<unsigned> &ready,
+              const std::atomic<bool> &go, Worker &out) {
+    ready.fetch_add(1, std::memory_order_acq_rel);
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    if (burst == 0) {
+        std::uint64_t t0 = monotonic_ns();
+        calls(mode, n);
+        out.loop_ns = monotonic_ns() - t0;
+        return;
+    }
+    for (std::uint64_t done = 0; done < n; done += burst) {
+        std::uint64_t k = n - done < burst ? n - done : burst;
+        std::uint64_t t0 = monotonic_ns();
+        calls(mode, k);
+        out.loop_ns += monotonic_ns() - t0;
+        timespec pause{0, 2000000};
+        nanosleep(&pause, nullptr);
+    }
 }
 
 [[noreturn]] void usage(const char *why) {
-    std::fprintf(stderr, "woven_call: %s\nusage: woven_call call|reference THREADS N\n", why);
+    std::fprintf(stderr, "woven_call: %s\nusage: woven_call call|reference THREADS N [BURST]\n",
+                 why);
     std::exit(2);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-    if (argc != 4)
-        usage("expected three arguments");
+    if (argc != 4 && argc != 5)
+        usage("expected three or four arguments");
     Mode mode;
     if (std::strcmp(argv[1], "call") == 0)
         mode = Mode::Call;
@@ -157,6 +180,12 @@ int main(int argc, char **argv) {
     unsigned long long n = std::strtoull(argv[3], &end, 10);
     if (*end != '\0' || n == 0)
         usage("N must be a positive whole number");
+    unsigned long long burst = 0;
+    if (argc == 5) {
+        burst = std::strtoull(argv[4], &end, 10);
+        if (*end != '\0' || burst == 0)
+            usage("BURST must be a positive whole number");
+    }
 
     std::vector<Worker> workers(threads);
     std::vector<std::thread> pool;
@@ -166,8 +195,8 @@ int main(int argc, char **argv) {
 
     std::uint64_t cpu0 = cpu_ns_of_process();
     for (unsigned long t = 0; t < threads; ++t)
-        pool.emplace_back(run_loop, mode, std::uint64_t(n), std::ref(ready), std::cref(go),
-                          std::ref(workers[t]));
+        pool.emplace_back(run_loop, mode, std::uint64_t(n), std::uint64_t(burst), std::ref(ready),
+                          std::cref(go), std::ref(workers[t]));
     while (ready.load(std::memory_order_acquire) != threads) {
     }
     go.store(true, std::memory_order_release);
