@@ -219,6 +219,13 @@ fn value_flag(word: &str) -> Option<&'static str> {
     })
 }
 
+/// A word that is a flag rather than a value: `-x`, `--xyz`, but not a
+/// negative number (so `-i -3` is refused for its value, not its form).
+fn looks_like_flag(word: &str) -> bool {
+    let mut c = word.chars();
+    c.next() == Some('-') && c.next().is_some_and(|n| !(n.is_ascii_digit() || n == '.'))
+}
+
 fn set_once(slot: &mut Option<String>, flag: &str, value: String) -> Result<(), UsageError> {
     if value.is_empty() {
         return err(format!("{flag}: the value is empty"));
@@ -271,7 +278,7 @@ where
             let value = match attached {
                 Some(v) => v,
                 None => match args.get(i).and_then(|a| a.to_str()) {
-                    Some(v) if !(v.starts_with('-') && v.len() > 1 && flag != "--pid") => {
+                    Some(v) if !looks_like_flag(v) => {
                         i += 1;
                         v.to_string()
                     }

@@ -432,7 +432,11 @@ pub fn run(config: &Config) -> i32 {
             stop.request(StopReason::Finished);
         }
         let now = Instant::now();
-        let gone = snapshot.process.is_none();
+        // A zombie has finished its work; only its parent's wait is left.
+        let gone = snapshot
+            .process
+            .as_ref()
+            .is_none_or(|p| p.processes.iter().all(|q| q.state == 'Z'));
         if followed.job.scheduler != Scheduler::Local
             && (gone || now.duration_since(last_discovery) >= REDISCOVER)
         {
