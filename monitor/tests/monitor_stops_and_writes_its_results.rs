@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{metrics, monitor, read_json, run, signal, sleeper, wait_output, wait_until};
+use cli_support::{metrics, monitor, read_json, run, signal, sleeper, spawn_sampling, wait_output};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -76,14 +76,9 @@ fn sigterm_makes_the_monitor_write_its_results_and_exit_0() {
         let mut job = sleeper(60.0);
         let mut c = monitor(tmp.path());
         c.args(["-i", "100ms", "--host-name", "n1", "-d", "out", "--pid"])
-            .arg(job.id().to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let child = c.spawn().unwrap();
+            .arg(job.id().to_string());
         let log = tmp.path().join("out/perfflow-monitor.n1.log");
-        assert!(wait_until(LIMIT, || std::fs::read_to_string(&log)
-            .is_ok_and(|t| t.contains("sources:"))));
-        std::thread::sleep(Duration::from_millis(500));
+        let child = spawn_sampling(c, &log, Duration::from_millis(500));
         signal(child.id(), sig);
         let out = wait_output(child, LIMIT);
         let _ = job.kill();
@@ -159,14 +154,9 @@ fn sigterm_to_the_monitor_reaches_the_command() {
         "sh",
         "-c",
         &script,
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let child = c.spawn().unwrap();
+    ]);
     let log = tmp.path().join("out/perfflow-monitor.n1.log");
-    assert!(wait_until(LIMIT, || std::fs::read_to_string(&log)
-        .is_ok_and(|t| t.contains("sources:"))));
-    std::thread::sleep(Duration::from_millis(300));
+    let child = spawn_sampling(c, &log, Duration::from_millis(300));
     signal(child.id(), libc::SIGTERM);
     let out = wait_output(child, LIMIT);
     assert!(marker.exists(), "the command did not get SIGTERM");

@@ -143,3 +143,30 @@ pub fn path_with(dir: &Path) -> String {
         std::env::var("PATH").unwrap_or_default()
     )
 }
+
+/// Starts `c` (stdout and stderr piped) and waits until the log at `log`
+/// says sampling has started, then `settle` more.
+pub fn spawn_sampling(mut c: Command, log: &Path, settle: Duration) -> Child {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().expect("start perfflow-monitor");
+    assert!(
+        wait_until(Duration::from_secs(30), || std::fs::read_to_string(log)
+            .is_ok_and(|t| t.contains("sources:"))),
+        "the monitor did not start sampling"
+    );
+    std::thread::sleep(settle);
+    child
+}
+
+/// Runs `c` to completion, checks it exited 0, and returns the job's
+/// `meta_data.json` under `out`.
+pub fn run_ok(c: Command, out: &Path) -> Value {
+    let o = run(c, Duration::from_secs(30));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_json(&metrics(out).join("meta_data.json"))
+}
