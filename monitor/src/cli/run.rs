@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -179,8 +179,14 @@ fn start_target(
 ) -> Result<Followed, (i32, String)> {
     match &config.target {
         Target::Command(cmd) => {
-            let child = Command::new(&cmd[0])
-                .args(&cmd[1..])
+            let mut command = Command::new(&cmd[0]);
+            command.args(&cmd[1..]);
+            // SAFETY: the closure only calls pthread_sigmask, which is
+            // async-signal-safe.
+            unsafe {
+                command.pre_exec(signals::unblock);
+            }
+            let child = command
                 .spawn()
                 .map_err(|e| (127, format!("cannot run {}: {e}", cmd[0].to_string_lossy())))?;
             let pid = child.id() as i32;

@@ -71,6 +71,20 @@ fn signal_set() -> libc::sigset_t {
     }
 }
 
+/// Unblocks SIGINT and SIGTERM in the calling thread; for a child between
+/// fork and exec, which otherwise inherits the blocked mask (a command
+/// that could not be stopped by `timeout` or `kill`).
+pub fn unblock() -> std::io::Result<()> {
+    let set = signal_set();
+    // SAFETY: `set` is a valid signal set; pthread_sigmask is
+    // async-signal-safe, so it may run between fork and exec.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
 /// Blocks SIGINT and SIGTERM in the calling thread (and so in every thread
 /// started after) and starts the thread that takes them. Call it before
 /// starting any other thread. `child` holds the pid to forward signals to
