@@ -183,14 +183,16 @@ fn verbose_logs_to_stdout_too() {
 }
 
 #[test]
-fn a_prefix_puts_the_results_in_a_sub_directory() {
+fn a_prefix_puts_the_results_in_a_sub_directory_and_the_host_variable_names_the_node() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = monitor(tmp.path());
-    c.args(["-i", "100ms", "-d", "base", "-p", "run1", "--", "true"]);
+    c.env("PERFFLOW_MONITOR_HOST", "envhost")
+        .args(["-i", "100ms", "-d", "base", "-p", "run1", "--", "true"]);
     let o = run(c, Duration::from_secs(30));
     assert_eq!(o.status.code(), Some(0));
-    assert!(tmp
-        .path()
-        .join("base/run1/metrics/cpu_metrics.json")
-        .is_file());
+    let run1 = tmp.path().join("base/run1");
+    assert!(run1.join("metrics/cpu_metrics.json").is_file());
+    assert!(run1.join("perfflow-monitor.envhost.log").is_file());
+    let cpu = read_json(&run1.join("metrics/cpu_metrics.json"));
+    assert_eq!(cpu["host_names"], serde_json::json!(["envhost"]));
 }

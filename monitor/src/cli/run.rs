@@ -97,6 +97,7 @@ struct Followed {
     command: Option<Vec<OsString>>,
     roots: Vec<i32>,
     exit_status: Option<i32>,
+    last_error: Option<String>,
 }
 
 impl Followed {
@@ -113,18 +114,26 @@ impl Followed {
             command: None,
             roots: vec![pid],
             exit_status: None,
+            last_error: None,
         }
     }
 
-    /// Looks for the job's processes again (schedulers only).
-    fn rediscover(&self, roots: &Roots, log: &Log) -> Option<Vec<i32>> {
+    /// Looks for the job's processes again (schedulers only). A failure
+    /// is logged when it differs from the previous one.
+    fn rediscover(&mut self, roots: &Roots, log: &Log) -> Option<Vec<i32>> {
         if self.job.scheduler == Scheduler::Local {
             return None;
         }
         match job::job_pids(&self.job, roots) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                self.last_error = None;
+                Some(p)
+            }
             Err(e) => {
-                log.debug(&format!("cannot list the job's processes: {e}"));
+                if self.last_error.as_ref() != Some(&e) {
+                    log.warn(&format!("cannot list the job's processes: {e}"));
+                    self.last_error = Some(e);
+                }
                 None
             }
         }
@@ -217,6 +226,7 @@ fn start_target(
                 command: None,
                 roots: Vec::new(),
                 exit_status: None,
+                last_error: None,
             })
         }
     }
@@ -505,7 +515,10 @@ pub fn run(config: &Config) -> i32 {
         )),
         Err(e) => log.warn(&format!("cannot combine the node files: {e}")),
     }
-    super::post::post_process(config, &out_dir, &log);
+    match super::post::post_process(config, &out_dir) {
+        Ok(notes) => notes.iter().for_each(|n| log.info(n)),
+        Err(e) => log.warn(&format!("after the run: {e}")),
+    }
     log.info("done");
     code
 }
