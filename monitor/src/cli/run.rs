@@ -9,7 +9,7 @@ use super::record;
 use super::signals::{self, Stop, StopReason};
 use super::store::{self, NodeStore};
 use super::trace::CounterTrace;
-use crate::{hardware_metadata, Sampler, SamplerConfig};
+use crate::{hardware_metadata, Sampler, SamplerConfig, Snapshot};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -277,6 +277,205 @@ fn node_meta(config: &Config, followed: &Followed, node: &NodeState, sampler: &S
     })
 }
 
+/// The node's outputs during a run: its data and metadata files and its
+/// counter trace.
+struct Recorder<'a> {
+    config: &'a Config,
+    log: &'a Log,
+    metrics_dir: PathBuf,
+    store: NodeStore,
+    trace: Option<CounterTrace>,
+    node: NodeState,
+    /// Unavailable sources already logged.
+    reported: usize,
+}
+
+impl<'a> Recorder<'a> {
+    fn open(config: &'a Config, log: &'a Log, host: &str, job_id: &str) -> Result<Self, String> {
+        let out_dir = config.out_dir();
+        let metrics_dir = out_dir.join("metrics");
+        let store = NodeStore::create(&metrics_dir, host)?;
+        let about = json!({
+            "interval_ms": config.interval.as_secs_f64() * 1e3,
+            "job_id": job_id,
+            "host": host,
+        });
+        let trace = CounterTrace::create(&out_dir, host, std::process::id(), &about)
+            .map_err(|e| log.warn(&format!("cannot write the counter trace: {e}")))
+            .ok();
+        Ok(Recorder {
+            config,
+            log,
+            metrics_dir,
+            store,
+            trace,
+            node: NodeState {
+                host: host.to_string(),
+                start: unix_now(),
+                end: None,
+                hardware: hardware_metadata().to_json_value(),
+                processes: BTreeSet::new(),
+                stop_reason: None,
+            },
+            reported: 0,
+        })
+    }
+
+    /// Holds one snapshot until the next checkpoint.
+    fn record(&mut self, sampler: &Sampler, snapshot: &Snapshot) {
+        for u in &sampler.unavailable()[self.reported..] {
+            self.log.info(&format!("unavailable: {u}"));
+        }
+        self.reported = sampler.unavailable().len();
+        if let Some(p) = &snapshot.process {
+            for proc in &p.processes {
+                if self.node.processes.len() < MAX_PROCESS_NAMES {
+                    self.node
+                        .processes
+                        .insert(format!("{} ({})", proc.name, proc.pid));
+                }
+            }
+        }
+        self.store.push(&record::rows(snapshot, &self.node.host));
+        if let Some(t) = self.trace.as_mut() {
+            t.push(snapshot);
+        }
+    }
+
+    /// Writes what is held, and the node's metadata.
+    fn checkpoint(&mut self, followed: &Followed, sampler: &Sampler) {
+        if let Err(e) = self.store.checkpoint() {
+            self.log.warn(&format!("checkpoint failed: {e}"));
+        }
+        if let Some(Err(e)) = self.trace.as_mut().map(CounterTrace::flush) {
+            self.log
+                .warn(&format!("cannot write the counter trace: {e}"));
+        }
+        let meta = node_meta(self.config, followed, &self.node, sampler);
+        if let Err(e) = self.store.write_meta(&meta) {
+            self.log.warn(&format!("cannot write node metadata: {e}"));
+        }
+    }
+
+    /// Writes the node's last data, closes the trace and combines every
+    /// node's data into the per-job files.
+    fn finish(mut self, followed: &Followed, sampler: &Sampler, reason: &StopReason) {
+        self.node.end = Some(unix_now());
+        self.node.stop_reason = Some(reason.to_string());
+        self.checkpoint(followed, sampler);
+        if let Some(t) = self.trace.take() {
+            let path = t.path().to_path_buf();
+            match t.finish() {
+                Ok(()) => self.log.info(&format!("counter trace: {}", path.display())),
+                Err(e) => self
+                    .log
+                    .warn(&format!("cannot finish the counter trace: {e}")),
+            }
+        }
+        match store::combine(&self.metrics_dir) {
+            Ok(s) => self.log.info(&format!(
+                "combined {} node(s) into {}",
+                s.nodes.len(),
+                self.metrics_dir.display()
+            )),
+            Err(e) => self
+                .log
+                .warn(&format!("cannot combine the node files: {e}")),
+        }
+    }
+}
+
+/// Most process names kept for `child_proc_md`.
+const MAX_PROCESS_NAMES: usize = 10_000;
+
+/// Waits until a scheduler's job has processes on this node (it may start
+/// after the monitor), or a stop.
+fn wait_for_job(followed: &mut Followed, ipc: &Path, stop: &Stop, interval: Duration, log: &Log) {
+    if followed.job.scheduler == Scheduler::Local {
+        return;
+    }
+    let roots = Roots::default();
+    let mut said = false;
+    loop {
+        if ipc_finished(ipc) {
+            stop.request(StopReason::Finished);
+        }
+        if stop.reason().is_some() {
+            return;
+        }
+        if let Some(p) = followed.rediscover(&roots, log).filter(|p| !p.is_empty()) {
+            followed.roots = p;
+            return;
+        }
+        if !said {
+            log.info("waiting for the job's processes to start");
+            said = true;
+        }
+        if pause(stop, followed, interval.min(Duration::from_secs(1))) {
+            return;
+        }
+    }
+}
+
+/// Checks every stop condition after a sample, and follows the job's new
+/// processes (schedulers are asked again when the known ones are gone, and
+/// every [`REDISCOVER`]).
+fn check_job(
+    followed: &mut Followed,
+    sampler: &mut Sampler,
+    snapshot: &Snapshot,
+    ipc: &Path,
+    stop: &Stop,
+    last_discovery: &mut Instant,
+    log: &Log,
+) {
+    if followed.child_exited() {
+        stop.request(StopReason::JobEnded);
+    }
+    if ipc_finished(ipc) {
+        stop.request(StopReason::Finished);
+    }
+    // A zombie has finished its work; only its parent's wait is left.
+    let gone = snapshot
+        .process
+        .as_ref()
+        .is_none_or(|p| p.processes.iter().all(|q| q.state == 'Z'));
+    if followed.job.scheduler == Scheduler::Local {
+        if gone && followed.child.is_none() {
+            stop.request(StopReason::JobEnded);
+        }
+        return;
+    }
+    let now = Instant::now();
+    if !gone && now.duration_since(*last_discovery) < REDISCOVER {
+        return;
+    }
+    *last_discovery = now;
+    match followed.rediscover(&Roots::default(), log) {
+        Some(p) if !p.is_empty() && p != followed.roots => {
+            log.info(&format!("following processes {p:?}"));
+            followed.roots = p;
+            sampler.set_roots(&followed.roots);
+        }
+        Some(_) if gone => stop.request(StopReason::JobEnded),
+        _ => {}
+    }
+}
+
+/// The one-line progress display (stderr is a terminal).
+fn show_progress(host: &str, samples: usize, started: Instant, snapshot: &Snapshot) {
+    let cpu = snapshot
+        .process
+        .as_ref()
+        .and_then(|p| p.rates.cpu_percent)
+        .map_or(String::from("-"), |c| format!("{c:.0}%"));
+    let _ = write!(
+        std::io::stderr(),
+        "\rperfflow-monitor {host}: {samples} samples, {:.0} s, job cpu {cpu}   ",
+        started.elapsed().as_secs_f64()
+    );
+}
+
 /// Runs the monitor; returns the exit status.
 pub fn run(config: &Config) -> i32 {
     // Signals first: every thread started later inherits the mask.
@@ -320,35 +519,7 @@ pub fn run(config: &Config) -> i32 {
         followed.job.scheduler.name(),
         ipc.display()
     ));
-    let roots = Roots::default();
-
-    // A scheduler's job may start after the monitor: wait for it.
-    if followed.job.scheduler != Scheduler::Local {
-        let mut said = false;
-        loop {
-            if ipc_finished(&ipc) {
-                stop.request(StopReason::Finished);
-            }
-            if stop.reason().is_some() {
-                break;
-            }
-            if let Some(p) = followed.rediscover(&roots, &log).filter(|p| !p.is_empty()) {
-                followed.roots = p;
-                break;
-            }
-            if !said {
-                log.info("waiting for the job's processes to start");
-                said = true;
-            }
-            if pause(
-                &stop,
-                &mut followed,
-                config.interval.min(Duration::from_secs(1)),
-            ) {
-                break;
-            }
-        }
-    }
+    wait_for_job(&mut followed, &ipc, &stop, config.interval, &log);
     log.info(&format!("following processes {:?}", followed.roots));
 
     let first = followed
@@ -361,121 +532,45 @@ pub fn run(config: &Config) -> i32 {
         ..SamplerConfig::default()
     });
     sampler.set_roots(&followed.roots);
-    log.info(&format!(
-        "sources: {}",
-        sampler
-            .available()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
-    let mut reported = 0;
-    let mut node = NodeState {
-        host: host.clone(),
-        start: unix_now(),
-        end: None,
-        hardware: hardware_metadata().to_json_value(),
-        processes: BTreeSet::new(),
-        stop_reason: None,
-    };
-    let mut store = match NodeStore::create(&metrics_dir, &host) {
-        Ok(s) => s,
+    let names: Vec<String> = sampler
+        .available()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    log.info(&format!("sources: {}", names.join(", ")));
+    let mut recorder = match Recorder::open(config, &log, &host, &followed.job.id) {
+        Ok(r) => r,
         Err(e) => {
             log.warn(&format!("cannot write node data: {e}"));
             return finish_command(&mut followed, &stop, &log, EXIT_FAILURE);
         }
     };
-    let about = json!({
-        "interval_ms": config.interval.as_secs_f64() * 1e3,
-        "job_id": followed.job.id,
-        "host": host,
-    });
-    let mut trace = match CounterTrace::create(&out_dir, &host, std::process::id(), &about) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            log.warn(&format!("cannot write the counter trace: {e}"));
-            None
-        }
-    };
-    if let Err(e) = store.write_meta(&node_meta(config, &followed, &node, &sampler)) {
-        log.warn(&format!("cannot write node metadata: {e}"));
-    }
+    recorder.checkpoint(&followed, &sampler);
 
     let progress = std::io::stderr().is_terminal();
     let started = Instant::now();
-    let mut next = started;
-    let mut last_checkpoint = started;
-    let mut last_discovery = started;
+    let (mut next, mut last_checkpoint, mut last_discovery) = (started, started, started);
     let mut samples = 0usize;
     while stop.reason().is_none() {
         let snapshot = sampler.sample();
         samples += 1;
-        for u in &sampler.unavailable()[reported..] {
-            log.info(&format!("unavailable: {u}"));
-        }
-        reported = sampler.unavailable().len();
-        if let Some(p) = &snapshot.process {
-            for proc in &p.processes {
-                if node.processes.len() < 10_000 {
-                    node.processes
-                        .insert(format!("{} ({})", proc.name, proc.pid));
-                }
-            }
-        }
-        store.push(&record::rows(&snapshot, &host));
-        if let Some(t) = trace.as_mut() {
-            t.push(&snapshot);
-        }
+        recorder.record(&sampler, &snapshot);
         if progress {
-            let cpu = snapshot
-                .process
-                .as_ref()
-                .and_then(|p| p.rates.cpu_percent)
-                .map_or(String::from("-"), |c| format!("{c:.0}%"));
-            let _ = write!(
-                std::io::stderr(),
-                "\rperfflow-monitor {host}: {samples} samples, {:.0} s, job cpu {cpu}   ",
-                started.elapsed().as_secs_f64()
-            );
+            show_progress(&host, samples, started, &snapshot);
         }
-
-        // Stop conditions.
-        if followed.child_exited() {
-            stop.request(StopReason::JobEnded);
-        }
-        if ipc_finished(&ipc) {
-            stop.request(StopReason::Finished);
-        }
+        check_job(
+            &mut followed,
+            &mut sampler,
+            &snapshot,
+            &ipc,
+            &stop,
+            &mut last_discovery,
+            &log,
+        );
         let now = Instant::now();
-        // A zombie has finished its work; only its parent's wait is left.
-        let gone = snapshot
-            .process
-            .as_ref()
-            .is_none_or(|p| p.processes.iter().all(|q| q.state == 'Z'));
-        if followed.job.scheduler != Scheduler::Local
-            && (gone || now.duration_since(last_discovery) >= REDISCOVER)
-        {
-            last_discovery = now;
-            match followed.rediscover(&roots, &log) {
-                Some(p) if !p.is_empty() && p != followed.roots => {
-                    log.info(&format!("following processes {p:?}"));
-                    followed.roots = p;
-                    sampler.set_roots(&followed.roots);
-                }
-                Some(_) if gone => stop.request(StopReason::JobEnded),
-                _ => {}
-            }
-        } else if gone && followed.child.is_none() {
-            stop.request(StopReason::JobEnded);
-        }
-
         if now.duration_since(last_checkpoint) >= config.checkpoint {
             last_checkpoint = now;
-            checkpoint(&mut store, trace.as_mut(), &log);
-            if let Err(e) = store.write_meta(&node_meta(config, &followed, &node, &sampler)) {
-                log.warn(&format!("cannot write node metadata: {e}"));
-            }
+            recorder.checkpoint(&followed, &sampler);
         }
         if stop.reason().is_some() {
             break;
@@ -493,45 +588,13 @@ pub fn run(config: &Config) -> i32 {
     let reason = stop.reason().unwrap_or(StopReason::JobEnded);
     log.info(&format!("stopping: {reason}; {samples} samples"));
     let code = finish_command(&mut followed, &stop, &log, 0);
-
-    node.end = Some(unix_now());
-    node.stop_reason = Some(reason.to_string());
-    checkpoint(&mut store, None, &log);
-    if let Some(t) = trace.take() {
-        let path = t.path().to_path_buf();
-        match t.finish() {
-            Ok(()) => log.info(&format!("counter trace: {}", path.display())),
-            Err(e) => log.warn(&format!("cannot finish the counter trace: {e}")),
-        }
-    }
-    if let Err(e) = store.write_meta(&node_meta(config, &followed, &node, &sampler)) {
-        log.warn(&format!("cannot write node metadata: {e}"));
-    }
-    match store::combine(&metrics_dir) {
-        Ok(s) => log.info(&format!(
-            "combined {} node(s) into {}",
-            s.nodes.len(),
-            metrics_dir.display()
-        )),
-        Err(e) => log.warn(&format!("cannot combine the node files: {e}")),
-    }
+    recorder.finish(&followed, &sampler, &reason);
     match super::post::post_process(config, &out_dir) {
         Ok(notes) => notes.iter().for_each(|n| log.info(n)),
         Err(e) => log.warn(&format!("after the run: {e}")),
     }
     log.info("done");
     code
-}
-
-fn checkpoint(store: &mut NodeStore, trace: Option<&mut CounterTrace>, log: &Log) {
-    if let Err(e) = store.checkpoint() {
-        log.warn(&format!("checkpoint failed: {e}"));
-    }
-    if let Some(t) = trace {
-        if let Err(e) = t.flush() {
-            log.warn(&format!("cannot write the counter trace: {e}"));
-        }
-    }
 }
 
 /// For `--`: the command's exit status, once it has exited (waits up to
