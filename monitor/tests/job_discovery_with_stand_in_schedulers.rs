@@ -230,3 +230,31 @@ fn a_tree_of_real_children_is_followed_whole() {
         .fold(0.0, f64::max);
     assert!(most >= 5.0, "at most {most} processes seen");
 }
+
+#[test]
+fn a_job_that_never_starts_ends_with_finished_and_empty_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin,
+        "scontrol",
+        "echo 'PID      JOBID    STEPID   LOCALID GLOBALID'",
+    );
+    let mut c = monitor(tmp.path());
+    c.env("PATH", path_with(&bin))
+        .env("SLURM_JOB_ID", "88")
+        .args(["-i", "100ms", "--host-name", "s2", "-d", "out"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mon = c.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(tmp.path().join(".ipc-88"), "FINISHED").unwrap();
+    let out = cli_support::wait_output(mon, LIMIT);
+    assert_eq!(out.status.code(), Some(0));
+    let m = metrics(&tmp.path().join("out"));
+    let cpu = read_json(&m.join("cpu_metrics.json"));
+    assert_eq!(cpu["s2"]["time_stamps"], serde_json::json!([]));
+    let log = std::fs::read_to_string(tmp.path().join("out/perfflow-monitor.s2.log")).unwrap();
+    assert!(log.contains("waiting for the job's processes"), "{log}");
+}

@@ -413,6 +413,64 @@ mod tests {
     }
 
     #[test]
+    fn gpu_rows_make_a_gpu_file_keyed_by_device_and_a_torn_line_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nodes = tmp.path().join(NODES_DIR);
+        std::fs::create_dir_all(&nodes).unwrap();
+        let lines = [
+            r#"{"f":"cpu","units":{"cpu_percent":"%"}}"#,
+            r#"{"f":"cpu","h":"nodeA","t":1.0,"v":{"cpu_percent":50.0}}"#,
+            r#"{"f":"gpu","units":{"utilization_rates.gpu":"%"}}"#,
+            r#"{"f":"gpu","h":"gpu-0.nodeA","t":1.0,"v":{"utilization_rates.gpu":90.0}}"#,
+            r#"{"f":"gpu","h":"gpu-1.nodeA","t":1.0,"v":{"utilization_rates.gpu":null}}"#,
+            r#"{"f":"cpu","h":"nodeA","t":2.0,"v":{"cpu_perc"#,
+        ];
+        std::fs::write(nodes.join("nodeA.jsonl"), lines.join("\n")).unwrap();
+        std::fs::write(
+            nodes.join("nodeA.meta.json"),
+            r#"{"job":{"job_id":"9","sampling_frequency":0.5},"start_time":1.0,"end_time":3.0}"#,
+        )
+        .unwrap();
+        let summary = combine(tmp.path()).unwrap();
+        assert_eq!(summary.samples["nodeA"], 1);
+        let read = |f: &str| -> Value {
+            serde_json::from_slice(&std::fs::read(tmp.path().join(f)).unwrap()).unwrap()
+        };
+        let gpu = read("nv_gpu_metrics.json");
+        assert_eq!(gpu["host_names"], json!(["gpu-0.nodeA", "gpu-1.nodeA"]));
+        assert_eq!(
+            gpu["gpu-0.nodeA"]["utilization_rates"]["gpu"],
+            json!([90.0])
+        );
+        assert_eq!(
+            gpu["gpu-1.nodeA"]["utilization_rates"]["gpu"],
+            json!([null])
+        );
+        assert_eq!(gpu["units"]["utilization_rates.gpu"], "%");
+        assert_eq!(gpu["sampling_frequency"], 0.5);
+        let cpu = read("cpu_metrics.json");
+        assert_eq!(cpu["nodeA"]["cpu_percent"], json!([50.0]));
+        let meta = read("meta_data.json");
+        assert_eq!(meta["job_id"], "9");
+        assert_eq!(meta["host_names"], json!(["nodeA"]));
+    }
+
+    #[test]
+    fn without_gpu_rows_there_is_no_gpu_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nodes = tmp.path().join(NODES_DIR);
+        std::fs::create_dir_all(&nodes).unwrap();
+        std::fs::write(
+            nodes.join("n.jsonl"),
+            r#"{"f":"cpu","h":"n","t":1.0,"v":{}}"#,
+        )
+        .unwrap();
+        combine(tmp.path()).unwrap();
+        assert!(!tmp.path().join("nv_gpu_metrics.json").exists());
+        assert!(tmp.path().join("perf_metrics.json").exists());
+    }
+
+    #[test]
     fn a_key_first_seen_late_is_padded_with_nulls() {
         let mut h = HostSeries::default();
         h.push(1.0, json!({"a": 1.0}).as_object().unwrap());
