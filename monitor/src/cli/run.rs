@@ -9,7 +9,7 @@ use super::record;
 use super::signals::{self, Stop, StopReason};
 use super::store::{self, NodeStore};
 use super::trace::CounterTrace;
-use crate::{hardware_metadata, Sampler, SamplerConfig, Snapshot};
+use crate::{hardware_metadata, Error, Sampler, SamplerConfig, Snapshot};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -291,7 +291,7 @@ struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    fn open(config: &'a Config, log: &'a Log, host: &str, job_id: &str) -> Result<Self, String> {
+    fn open(config: &'a Config, log: &'a Log, host: &str, job_id: &str) -> Result<Self, Error> {
         let out_dir = config.out_dir();
         let metrics_dir = out_dir.join("metrics");
         let store = NodeStore::create(&metrics_dir, host)?;

@@ -24,6 +24,7 @@
 //! others' complete files and the last one writes every node.
 
 use super::record::{MetricFile, Row};
+use crate::error::Error;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::{File, OpenOptions};
@@ -35,13 +36,13 @@ use std::path::{Path, PathBuf};
 pub const NODES_DIR: &str = ".nodes";
 const LOCK_FILE: &str = ".combine.lock";
 
-fn io_err(path: &Path, e: io::Error) -> String {
-    format!("{}: {e}", path.display())
+fn io_err(path: &Path, e: io::Error) -> Error {
+    Error::io(path, e)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, synced, then renamed over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -73,7 +74,7 @@ pub struct NodeStore {
 
 impl NodeStore {
     /// Creates (or empties) the files of node `host` under `metrics_dir`.
-    pub fn create(metrics_dir: &Path, host: &str) -> Result<NodeStore, String> {
+    pub fn create(metrics_dir: &Path, host: &str) -> Result<NodeStore, Error> {
         let dir = metrics_dir.join(NODES_DIR);
         std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
         let data_path = dir.join(format!("{host}.jsonl"));
@@ -129,7 +130,7 @@ impl NodeStore {
     }
 
     /// Appends the held rows and syncs them to disk.
-    pub fn checkpoint(&mut self) -> Result<(), String> {
+    pub fn checkpoint(&mut self) -> Result<(), Error> {
         if !self.pending.is_empty() {
             self.file
                 .write_all(&self.pending)
@@ -142,7 +143,7 @@ impl NodeStore {
     }
 
     /// Replaces the node's metadata file.
-    pub fn write_meta(&self, meta: &Value) -> Result<(), String> {
+    pub fn write_meta(&self, meta: &Value) -> Result<(), Error> {
         let text = serde_json::to_vec_pretty(meta).unwrap_or_default();
         write_atomic(&self.meta_path, &text)
     }
@@ -245,7 +246,7 @@ fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
-fn lock(metrics_dir: &Path) -> Result<File, String> {
+fn lock(metrics_dir: &Path) -> Result<File, Error> {
     let path = metrics_dir.join(LOCK_FILE);
     let f = OpenOptions::new()
         .create(true)
@@ -284,13 +285,12 @@ fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
 
 /// Combines every node's files under `metrics_dir` into the per-job files.
 /// Holds the combination lock while reading and writing.
-pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, String> {
+pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, Error> {
     let nodes_dir = metrics_dir.join(NODES_DIR);
     if !nodes_dir.is_dir() {
-        return Err(format!(
-            "{}: no node data (expected the directory {NODES_DIR}/ that perfflow-monitor writes)",
-            metrics_dir.display()
-        ));
+        return Err(Error::NoNodeData {
+            dir: metrics_dir.to_path_buf(),
+        });
     }
     let _guard = lock(metrics_dir)?;
     let metas = read_node_metas(&nodes_dir);

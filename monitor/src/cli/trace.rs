@@ -21,6 +21,7 @@
 //! (the monitor was killed) lacks only the `]`, which Perfetto and
 //! `chrome://tracing` accept.
 
+use crate::error::Error;
 use crate::sampler::Snapshot;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -61,9 +62,9 @@ fn write_ts(out: &mut String, ns: u64) {
 impl CounterTrace {
     /// Creates the file with its process name and a metadata event
     /// holding `about` (sampling interval, unavailable sources...).
-    pub fn create(dir: &Path, host: &str, pid: u32, about: &Value) -> Result<Self, String> {
+    pub fn create(dir: &Path, host: &str, pid: u32, about: &Value) -> Result<Self, Error> {
         let path = dir.join(file_name(host, pid));
-        let mut file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file = File::create(&path).map_err(|e| Error::io(&path, e))?;
         let head = format!(
             "[\n{}\n,{}\n",
             json!({"name": "process_name", "ph": "M", "pid": pid, "tid": pid,
@@ -72,7 +73,7 @@ impl CounterTrace {
                    "args": about}),
         );
         file.write_all(head.as_bytes())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| Error::io(&path, e))?;
         Ok(CounterTrace {
             path,
             file,
@@ -108,21 +109,21 @@ impl CounterTrace {
     }
 
     /// Appends the held events to the file.
-    pub fn flush(&mut self) -> Result<(), String> {
+    pub fn flush(&mut self) -> Result<(), Error> {
         if self.pending.is_empty() {
             return Ok(());
         }
         let r = self.file.write_all(self.pending.as_bytes());
         self.pending.clear();
-        r.map_err(|e| format!("{}: {e}", self.path.display()))
+        r.map_err(|e| Error::io(&self.path, e))
     }
 
     /// Writes what is held and closes the array.
-    pub fn finish(mut self) -> Result<(), String> {
+    pub fn finish(mut self) -> Result<(), Error> {
         self.flush()?;
         self.file
             .write_all(b"]\n")
             .and_then(|_| self.file.sync_data())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|e| Error::io(&self.path, e))
     }
 }
