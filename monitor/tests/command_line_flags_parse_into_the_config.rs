@@ -174,6 +174,8 @@ fn pid_and_command_choose_the_target() {
     let e = refusal(&["--pid", "abc"]);
     assert!(e.contains("--pid") && e.contains("`abc`"), "{e}");
     assert!(refusal(&["--"]).contains("expected a command"));
+    let e = refusal(&["--pid", "12", "--", "true"]);
+    assert!(e.contains("--pid 12") && e.contains("give one"), "{e}");
 }
 
 #[test]

@@ -259,6 +259,11 @@ where
             if command.is_empty() {
                 return err("--: expected a command to run after `--`");
             }
+            if let Target::Pid(p) = c.target {
+                return err(format!(
+                    "--pid {p} and `-- COMMAND` both name what to follow; give one"
+                ));
+            }
             c.target = Target::Command(command);
             break;
         }
