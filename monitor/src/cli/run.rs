@@ -1,6 +1,16 @@
 //! One monitoring run: find the job, sample it until it ends, write the
 //! node's files at every checkpoint, then combine every node's data into
 //! the per-job files.
+//!
+//! Under a scheduler the monitor waits for the job's first processes on
+//! this node, then asks for them again every 5 s (new steps are followed
+//! from then on) and whenever the known ones are gone. The run ends when
+//! none are left (processes that are only zombies count as gone), when
+//! `.ipc-<jobid>` in the working directory holds `FINISHED`, or on SIGINT
+//! or SIGTERM. A job whose steps leave a gap with no process on this node
+//! therefore ends the run at the gap, as with perfmon. With `--` the run ends when the command exits, and the
+//! monitor exits with the command's status (128 + the signal that killed
+//! it); SIGINT and SIGTERM are passed on to the command.
 
 use super::args::{Config, Target};
 use super::job::{self, Job, Roots, Scheduler};
