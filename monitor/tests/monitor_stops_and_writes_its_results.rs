@@ -173,3 +173,28 @@ fn a_command_that_cannot_start_is_reported() {
     assert_eq!(out.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/program"));
 }
+
+#[test]
+fn a_command_can_be_stopped_by_sigterm_like_any_other_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = monitor(tmp.path());
+    c.args([
+        "-i",
+        "100ms",
+        "-d",
+        "out",
+        "--",
+        "sh",
+        "-c",
+        "kill -TERM $$; sleep 5; exit 0",
+    ]);
+    let started = Instant::now();
+    let out = run(c, LIMIT);
+    assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
+    // A command started with SIGTERM blocked would sleep the 5 s first.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "SIGTERM waited {:?}",
+        started.elapsed()
+    );
+}

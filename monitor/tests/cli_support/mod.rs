@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -34,7 +35,15 @@ pub fn monitor(cwd: &Path) -> Command {
     c.env_remove("PERFFLOW_MONITOR_HOST");
     c.current_dir(cwd);
     c.stdin(Stdio::null());
+    // Its own process group, so a run past its deadline is ended whole.
+    c.process_group(0);
     c
+}
+
+/// Kills the process group led by `child`.
+fn kill_group(child: &Child) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
 }
 
 /// Runs `c` to completion (at most `limit`) and returns its output.
@@ -52,7 +61,7 @@ pub fn wait_output(mut child: Child, limit: Duration) -> Output {
             Some(_) => return child.wait_with_output().expect("output"),
             None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             None => {
-                let _ = child.kill();
+                kill_group(&child);
                 let out = child.wait_with_output().expect("output");
                 panic!(
                     "perfflow-monitor did not exit within {limit:?}; stderr: {}",
@@ -71,7 +80,7 @@ pub fn wait_status(child: &mut Child, limit: Duration) -> ExitStatus {
             return s;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
+            kill_group(child);
             panic!("process {} did not exit within {limit:?}", child.id());
         }
         std::thread::sleep(Duration::from_millis(20));
