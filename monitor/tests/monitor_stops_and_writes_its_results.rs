@@ -11,6 +11,13 @@ use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// The monitor running `sh -c script` at 10 Hz, results in `out`.
+fn sh_under_monitor(dir: &std::path::Path, script: &str) -> std::process::Command {
+    let mut c = monitor(dir);
+    c.args(["-i", "100ms", "-d", "out", "--", "sh", "-c", script]);
+    c
+}
+
 fn samples(out: &std::path::Path, host: &str) -> usize {
     let cpu = read_json(&metrics(out).join("cpu_metrics.json"));
     cpu[host]["time_stamps"].as_array().map_or(0, Vec::len)
@@ -98,17 +105,7 @@ fn sigterm_makes_the_monitor_write_its_results_and_exit_0() {
 #[test]
 fn a_commands_exit_status_is_passed_through() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = monitor(tmp.path());
-    c.args([
-        "-i",
-        "100ms",
-        "-d",
-        "out",
-        "--",
-        "sh",
-        "-c",
-        "sleep 0.3; exit 7",
-    ]);
+    let c = sh_under_monitor(tmp.path(), "sleep 0.3; exit 7");
     let out = run(c, LIMIT);
     assert_eq!(out.status.code(), Some(7));
     let meta = read_json(&metrics(&tmp.path().join("out")).join("meta_data.json"));
@@ -119,17 +116,7 @@ fn a_commands_exit_status_is_passed_through() {
 #[test]
 fn a_command_killed_by_a_signal_gives_128_plus_the_signal() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = monitor(tmp.path());
-    c.args([
-        "-i",
-        "100ms",
-        "-d",
-        "out",
-        "--",
-        "sh",
-        "-c",
-        "sleep 0.2; kill -9 $$",
-    ]);
+    let c = sh_under_monitor(tmp.path(), "sleep 0.2; kill -9 $$");
     let out = run(c, LIMIT);
     assert_eq!(out.status.code(), Some(128 + 9));
 }
@@ -177,17 +164,7 @@ fn a_command_that_cannot_start_is_reported() {
 #[test]
 fn a_command_can_be_stopped_by_sigterm_like_any_other_process() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = monitor(tmp.path());
-    c.args([
-        "-i",
-        "100ms",
-        "-d",
-        "out",
-        "--",
-        "sh",
-        "-c",
-        "kill -TERM $$; sleep 5; exit 0",
-    ]);
+    let c = sh_under_monitor(tmp.path(), "kill -TERM $$; sleep 5; exit 0");
     let started = Instant::now();
     let out = run(c, LIMIT);
     assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
