@@ -77,6 +77,12 @@ pub enum Error {
         /// NVML's description of the failure.
         message: String,
     },
+    /// A results directory without the node files the monitor writes
+    /// (`merge` of the wrong directory).
+    NoNodeData {
+        /// The metrics directory searched.
+        dir: PathBuf,
+    },
     /// A source name that is not one of the accepted values.
     UnknownSource {
         /// What was given.
@@ -131,6 +137,11 @@ impl fmt::Display for Error {
                 device: None,
                 message,
             } => write!(f, "NVML: {message}"),
+            Error::NoNodeData { dir } => write!(
+                f,
+                "{}: no node data (expected the directory .nodes/ that perfflow-monitor writes)",
+                dir.display()
+            ),
             Error::UnknownSource { given, accepted } => {
                 write!(f, "unknown source `{given}`; accepted values: {accepted}")
             }
@@ -143,7 +154,7 @@ impl std::error::Error for Error {
         match self {
             Error::Parse(e) => Some(e),
             Error::Io { source, .. } | Error::Perf { source, .. } => Some(source),
-            Error::Gpu { .. } | Error::UnknownSource { .. } => None,
+            Error::Gpu { .. } | Error::NoNodeData { .. } | Error::UnknownSource { .. } => None,
         }
     }
 }

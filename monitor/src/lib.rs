@@ -25,6 +25,8 @@
 //!
 //! [`hardware_metadata`] describes the machine once per run.
 //!
+//! [`cli`] is the `perfflow-monitor` job monitor built on the sampler.
+//!
 //! The code is split as the data flows: [`parse`] holds pure parsers from
 //! kernel text to typed structs (they never touch a file, so they are tested
 //! on literal text), [`source`] binds them to `/proc`, `/sys`, perf and NVML
@@ -41,6 +43,7 @@
 //! a 2-core VM; `examples/sample_cost.rs` measures it and
 //! `docs/benchmarks.md` keeps the figures.
 
+pub mod cli;
 pub mod error;
 pub mod groups;
 pub mod metadata;

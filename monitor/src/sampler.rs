@@ -334,6 +334,30 @@ impl Sampler {
         }
     }
 
+    /// Follows the process trees of `roots` from the next sample on (see
+    /// [`ProcessSource::set_roots`]); probes the process source again if
+    /// it was unavailable. perf counters stay on the tasks found at probe
+    /// time.
+    pub fn set_roots(&mut self, roots: &[i32]) {
+        let Some(&first) = roots.first() else {
+            return;
+        };
+        if !self.config.sources.contains(&Source::Proc) {
+            return;
+        }
+        match self.process.as_mut() {
+            Some(p) => p.set_roots(roots),
+            None => {
+                let probed =
+                    ProcessSource::probe(&self.config.proc_root, first, self.config.process_detail);
+                if let Ok(mut p) = probed {
+                    p.set_roots(roots);
+                    self.process = Some(p);
+                }
+            }
+        }
+    }
+
     /// Everything reported unavailable so far, each reason once, in the
     /// order found. The list only grows; a caller that logs it can remember
     /// how many entries it has already seen.

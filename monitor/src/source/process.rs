@@ -293,6 +293,9 @@ fn io_growth(prev: Option<&IoCounters>, cur: &IoCounters) -> IoCounters {
 pub struct ProcessSource {
     proc_root: PathBuf,
     root_pid: i32,
+    /// Further roots followed beside `root_pid` (a job with several
+    /// processes started apart, such as the tasks of a scheduler's step).
+    extra_roots: Vec<i32>,
     children_files: bool,
     detail: ProcessDetail,
     reader: TextReader,
@@ -368,6 +371,7 @@ impl ProcessSource {
         Ok(ProcessSource {
             proc_root: proc_root.to_path_buf(),
             root_pid,
+            extra_roots: Vec::new(),
             children_files,
             detail,
             reader,
@@ -387,6 +391,27 @@ impl ProcessSource {
     /// by scanning all processes.
     pub fn uses_children_files(&self) -> bool {
         self.children_files
+    }
+
+    /// Follows `roots` from the next sample on: the first one becomes the
+    /// root, the others are followed beside it (their trees are summed
+    /// with its tree; a process found twice counts once). A source whose
+    /// roots had all exited samples again if one of the new roots exists.
+    /// An empty list leaves the roots as they are.
+    pub fn set_roots(&mut self, roots: &[i32]) {
+        let Some((&first, rest)) = roots.split_first() else {
+            return;
+        };
+        self.root_pid = first;
+        self.extra_roots = rest.iter().copied().filter(|&p| p != first).collect();
+        self.root_gone = false;
+    }
+
+    /// The roots followed: the root first, then the others.
+    pub fn roots(&self) -> Vec<i32> {
+        let mut v = vec![self.root_pid];
+        v.extend(&self.extra_roots);
+        v
     }
 
     /// Descriptors currently kept open.
@@ -565,7 +590,7 @@ impl ProcessSource {
         Some((st, io))
     }
 
-    /// Samples the tree. `None` once the root process has exited (noted
+    /// Samples the tree. `None` once every root has exited (noted
     /// once in `notes`).
     pub fn sample(&mut self, now: Instant, notes: &mut Vec<String>) -> Option<ProcessTreeSample> {
         if self.root_gone {
@@ -587,7 +612,7 @@ impl ProcessSource {
         let mut found: Vec<(ProcessSample, Tracked)> = Vec::new();
         let mut next: HashMap<i32, Tracked> = HashMap::new();
         let mut seen = HashSet::new();
-        let mut queue = vec![self.root_pid];
+        let mut queue = self.roots();
         let mut i = 0;
         let (mut grow_ticks, mut grow_io) = (0u64, IoCounters::default());
         let (mut grow_vol, mut grow_nonvol) = (None, None);
@@ -687,14 +712,18 @@ impl ProcessSource {
         for (_, t) in std::mem::take(&mut self.tracked) {
             self.retire(t);
         }
-        if found.first().map(|p| p.0.pid) != Some(self.root_pid) {
+        let roots = self.roots();
+        if !found.iter().any(|p| roots.contains(&p.0.pid)) {
             self.root_gone = true;
             for (_, t) in found {
                 self.retire(t);
             }
+            let which = match roots.len() {
+                1 => format!("root process {} has", self.root_pid),
+                n => format!("all {n} root processes have"),
+            };
             notes.push(format!(
-                "root process {} has exited; the process tree is no longer sampled",
-                self.root_pid
+                "{which} exited; the process tree is no longer sampled"
             ));
             return None;
         }

@@ -1,0 +1,121 @@
+//! The monitor's log: a file in the results directory, and stdout with
+//! `-v`. The job's own output stays clean otherwise.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a Unix time in seconds.
+pub fn utc_text(unix_s: f64) -> String {
+    let ms = (unix_s * 1000.0).max(0.0) as u64;
+    let (secs, ms) = (ms / 1000, ms % 1000);
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Where log lines go.
+#[derive(Debug)]
+pub struct Log {
+    file: Mutex<Option<File>>,
+    path: Option<PathBuf>,
+    verbose: bool,
+}
+
+impl Log {
+    /// A log to `path` (stderr says once if it cannot be created), and to
+    /// stdout when `verbose`.
+    pub fn open(path: &Path, verbose: bool) -> Log {
+        let file = match File::create(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "perfflow-monitor: cannot create the log {}: {e}",
+                    path.display()
+                );
+                None
+            }
+        };
+        Log {
+            file: Mutex::new(file),
+            path: Some(path.to_path_buf()),
+            verbose,
+        }
+    }
+
+    /// A log that only writes to stdout when `verbose`.
+    pub fn stdout_only(verbose: bool) -> Log {
+        Log {
+            file: Mutex::new(None),
+            path: None,
+            verbose,
+        }
+    }
+
+    /// The log file, if there is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn line(&self, level: &str, msg: &str) {
+        let line = format!("{} {level} {msg}\n", utc_text(unix_now()));
+        if let Some(f) = self.file.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            let _ = f.write_all(line.as_bytes());
+        }
+        if self.verbose {
+            let _ = std::io::stdout().write_all(line.as_bytes());
+        }
+    }
+
+    /// An informational line.
+    pub fn info(&self, msg: &str) {
+        self.line("INFO", msg);
+    }
+
+    /// A warning; also said on stderr.
+    pub fn warn(&self, msg: &str) {
+        self.line("WARN", msg);
+        eprintln!("perfflow-monitor: {msg}");
+    }
+
+    /// A detail, written to the log file (and stdout with `-v`).
+    pub fn debug(&self, msg: &str) {
+        self.line("DEBUG", msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_text_formats_a_known_instant() {
+        assert_eq!(utc_text(1_763_700_000.5), "2025-11-21T04:40:00.500Z");
+        assert_eq!(utc_text(0.0), "1970-01-01T00:00:00.000Z");
+    }
+}

@@ -1,0 +1,72 @@
+//! The `perfflow-monitor` command: a job monitor built on the sampler.
+//!
+//! The modules follow the data: [`args`] turns the command line into a
+//! [`args::Config`]; [`job`] finds the job and its processes; [`run`]
+//! samples them, [`record`] turns each snapshot into rows of the
+//! perfmon-compatible files, [`store`] keeps each node's rows on disk and
+//! combines every node's into the per-job files, and [`trace`] writes the
+//! counter tracks for Perfetto; [`post`] is what follows a run (exports,
+//! report). [`signals`] and [`log`] serve the run.
+
+pub mod args;
+pub mod job;
+pub mod log;
+pub mod post;
+pub mod record;
+pub mod run;
+pub mod signals;
+pub mod store;
+pub mod trace;
+
+use args::Invocation;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The metrics directory of a results directory given to `merge`: `DIR`
+/// itself if it holds node data, else `DIR/metrics`.
+pub fn metrics_dir_of(dir: &Path) -> PathBuf {
+    if dir.join(store::NODES_DIR).is_dir() {
+        dir.to_path_buf()
+    } else {
+        dir.join("metrics")
+    }
+}
+
+/// Runs the command with `args` (without the program name); returns the
+/// exit status.
+pub fn main_with_args(args: Vec<OsString>) -> i32 {
+    match args::parse(args) {
+        Err(e) => {
+            eprintln!("perfflow-monitor: {e}");
+            eprintln!("Try `perfflow-monitor --help`.");
+            run::EXIT_USAGE
+        }
+        Ok(Invocation::Help) => {
+            print!("{}", args::HELP);
+            0
+        }
+        Ok(Invocation::Version) => {
+            println!("perfflow-monitor {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(Invocation::Merge(dir)) => {
+            let metrics = metrics_dir_of(&dir);
+            match store::combine(&metrics) {
+                Ok(s) => {
+                    for (host, n) in &s.samples {
+                        println!("{host}: {n} samples");
+                    }
+                    for f in &s.files {
+                        println!("wrote {}", f.display());
+                    }
+                    0
+                }
+                Err(e) => {
+                    eprintln!("perfflow-monitor merge: {e}");
+                    run::EXIT_FAILURE
+                }
+            }
+        }
+        Ok(Invocation::Run(config)) => run::run(&config),
+    }
+}

@@ -1,0 +1,482 @@
+//! Each node's own data, and its combination into the per-job files.
+//!
+//! A node keeps two files under `metrics/.nodes/`:
+//!
+//! - `<host>.jsonl`, append-only JSON lines, one per row (see
+//!   [`crate::cli::record`]) and one per first sight of a key's unit:
+//!
+//!   ```text
+//!   {"f":"cpu","units":{"cpu_percent":"%"}}
+//!   {"f":"cpu","h":"nodeA","t":1763700000.123,"v":{"cpu_percent":12.5}}
+//!   ```
+//!
+//!   Rows are held in memory between checkpoints and then appended with
+//!   one write and an `fsync`, so a monitor killed with SIGKILL loses at
+//!   most the rows since the last checkpoint. A torn last line is skipped
+//!   when reading.
+//! - `<host>.meta.json`: the job's and the node's metadata, replaced
+//!   atomically (temporary file, then rename) at each checkpoint.
+//!
+//! [`combine`] reads every node's files and rewrites the per-job files
+//! (`cpu_metrics.json`, `perf_metrics.json`, `nv_gpu_metrics.json` where
+//! there are GPUs, `meta_data.json`) atomically, under an exclusive `flock`
+//! on `metrics/.combine.lock`, so monitors finishing together each see the
+//! others' complete files and the last one writes every node.
+
+use super::record::{MetricFile, Row};
+use crate::error::Error;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// The directory of node files inside a metrics directory.
+pub const NODES_DIR: &str = ".nodes";
+const LOCK_FILE: &str = ".combine.lock";
+
+fn io_err(path: &Path, e: io::Error) -> Error {
+    Error::io(path, e)
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, synced, then renamed over `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let write = || -> io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_data()?;
+        Ok(())
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_err(&tmp, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+}
+
+/// One node's append-only data file and its metadata file.
+#[derive(Debug)]
+pub struct NodeStore {
+    data_path: PathBuf,
+    meta_path: PathBuf,
+    file: File,
+    pending: Vec<u8>,
+    known_units: HashSet<(MetricFile, String)>,
+    rows: usize,
+}
+
+impl NodeStore {
+    /// Creates (or empties) the files of node `host` under `metrics_dir`.
+    pub fn create(metrics_dir: &Path, host: &str) -> Result<NodeStore, Error> {
+        let dir = metrics_dir.join(NODES_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+        let data_path = dir.join(format!("{host}.jsonl"));
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&data_path)
+            .map_err(|e| io_err(&data_path, e))?;
+        Ok(NodeStore {
+            meta_path: dir.join(format!("{host}.meta.json")),
+            data_path,
+            file,
+            pending: Vec::new(),
+            known_units: HashSet::new(),
+            rows: 0,
+        })
+    }
+
+    /// The data file.
+    pub fn data_path(&self) -> &Path {
+        &self.data_path
+    }
+
+    /// Rows pushed so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Holds `rows` until the next checkpoint.
+    pub fn push(&mut self, rows: &[Row]) {
+        for row in rows {
+            let mut units = Map::new();
+            for (k, u, _) in &row.values {
+                if self.known_units.insert((row.file, k.clone())) {
+                    units.insert(k.clone(), Value::String(u.to_string()));
+                }
+            }
+            if !units.is_empty() {
+                let line = json!({"f": row.file.key(), "units": units});
+                self.pending.extend_from_slice(line.to_string().as_bytes());
+                self.pending.push(b'\n');
+            }
+            let mut values = Map::new();
+            for (k, _, v) in &row.values {
+                values.insert(k.clone(), v.map_or(Value::Null, Value::from));
+            }
+            let line = json!({"f": row.file.key(), "h": row.host, "t": row.time, "v": values});
+            self.pending.extend_from_slice(line.to_string().as_bytes());
+            self.pending.push(b'\n');
+            self.rows += 1;
+        }
+    }
+
+    /// Appends the held rows and syncs them to disk.
+    pub fn checkpoint(&mut self) -> Result<(), Error> {
+        if !self.pending.is_empty() {
+            self.file
+                .write_all(&self.pending)
+                .map_err(|e| io_err(&self.data_path, e))?;
+            self.pending.clear();
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| io_err(&self.data_path, e))
+    }
+
+    /// Replaces the node's metadata file.
+    pub fn write_meta(&self, meta: &Value) -> Result<(), Error> {
+        let text = serde_json::to_vec_pretty(meta).unwrap_or_default();
+        write_atomic(&self.meta_path, &text)
+    }
+}
+
+/// The series of one host key in one file.
+#[derive(Debug, Default)]
+struct HostSeries {
+    times: Vec<f64>,
+    series: BTreeMap<String, Vec<Option<f64>>>,
+}
+
+impl HostSeries {
+    fn push(&mut self, time: f64, values: &Map<String, Value>) {
+        let n = self.times.len();
+        self.times.push(time);
+        for (k, v) in values {
+            let s = self.series.entry(k.clone()).or_default();
+            s.resize(n, None);
+            s.push(v.as_f64());
+        }
+        for s in self.series.values_mut() {
+            s.resize(n + 1, None);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct FileData {
+    hosts: BTreeMap<String, HostSeries>,
+    units: BTreeMap<String, String>,
+}
+
+/// What [`combine`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CombineSummary {
+    /// The node names found.
+    pub nodes: Vec<String>,
+    /// Samples per node (rows of the CPU file).
+    pub samples: BTreeMap<String, usize>,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Reads one node data file into `data`; returns the rows read. A line
+/// that does not parse (the torn end of a killed writer) is skipped.
+fn read_node_file(path: &Path, data: &mut BTreeMap<MetricFile, FileData>) -> usize {
+    let Ok(f) = File::open(path) else {
+        return 0;
+    };
+    let mut rows = 0;
+    for line in BufReader::new(f).lines() {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(file) = v["f"].as_str().and_then(MetricFile::from_key) else {
+            continue;
+        };
+        let fd = data.entry(file).or_default();
+        if let Some(units) = v["units"].as_object() {
+            for (k, u) in units {
+                if let Some(u) = u.as_str() {
+                    fd.units.insert(k.clone(), u.to_string());
+                }
+            }
+            continue;
+        }
+        let (Some(host), Some(t), Some(values)) =
+            (v["h"].as_str(), v["t"].as_f64(), v["v"].as_object())
+        else {
+            continue;
+        };
+        fd.hosts
+            .entry(host.to_string())
+            .or_default()
+            .push(t, values);
+        rows += 1;
+    }
+    rows
+}
+
+/// Puts `value` at the dotted `key` of `obj`, creating objects on the way.
+/// A key that collides with a value already there is left out.
+fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
+    let mut parts = key.split('.').peekable();
+    let mut cur = obj;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            cur.entry(part.to_string()).or_insert(value);
+            return;
+        }
+        let next = cur
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        match next {
+            Value::Object(m) => cur = m,
+            _ => return,
+        }
+    }
+}
+
+fn lock(metrics_dir: &Path) -> Result<File, Error> {
+    let path = metrics_dir.join(LOCK_FILE);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_err(&path, e))?;
+    // SAFETY: `f` is an open descriptor for the duration of the call.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+    if rc != 0 {
+        return Err(io_err(&path, io::Error::last_os_error()));
+    }
+    Ok(f)
+}
+
+/// The node metadata files under `nodes_dir`, by node name.
+fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(nodes_dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(host) = name.strip_suffix(".meta.json") else {
+            continue;
+        };
+        if host.starts_with('.') {
+            continue;
+        }
+        if let Ok(Ok(v)) = std::fs::read(e.path()).map(|b| serde_json::from_slice::<Value>(&b)) {
+            out.insert(host.to_string(), v);
+        }
+    }
+    out
+}
+
+/// Combines every node's files under `metrics_dir` into the per-job files.
+/// Holds the combination lock while reading and writing.
+pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, Error> {
+    let nodes_dir = metrics_dir.join(NODES_DIR);
+    if !nodes_dir.is_dir() {
+        return Err(Error::NoNodeData {
+            dir: metrics_dir.to_path_buf(),
+        });
+    }
+    let _guard = lock(metrics_dir)?;
+    let metas = read_node_metas(&nodes_dir);
+    let mut data: BTreeMap<MetricFile, FileData> = BTreeMap::new();
+    let mut nodes: BTreeSet<String> = metas.keys().cloned().collect();
+    let mut data_files: Vec<PathBuf> = std::fs::read_dir(&nodes_dir)
+        .map_err(|e| io_err(&nodes_dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    data_files.sort();
+    for p in &data_files {
+        if let Some(stem) = p.file_stem() {
+            nodes.insert(stem.to_string_lossy().into_owned());
+        }
+        read_node_file(p, &mut data);
+    }
+
+    let first_meta = metas.values().next().cloned().unwrap_or(Value::Null);
+    let job = &first_meta["job"];
+    let sampling = job["sampling_frequency"].clone();
+    let mut summary = CombineSummary {
+        nodes: nodes.iter().cloned().collect(),
+        samples: BTreeMap::new(),
+        files: Vec::new(),
+    };
+    for file in MetricFile::ALL {
+        let fd = data.remove(&file).unwrap_or_default();
+        if file == MetricFile::Gpu && fd.hosts.is_empty() {
+            continue;
+        }
+        let mut out = Map::new();
+        let hosts: Vec<String> = match file {
+            MetricFile::Gpu => fd.hosts.keys().cloned().collect(),
+            _ => nodes.iter().cloned().collect(),
+        };
+        out.insert("host_names".into(), json!(hosts));
+        out.insert("sampling_frequency".into(), sampling.clone());
+        out.insert("units".into(), json!(fd.units));
+        let mut by_host = fd.hosts;
+        for host in &hosts {
+            let hs = by_host.remove(host).unwrap_or_default();
+            if file == MetricFile::Cpu {
+                summary.samples.insert(host.clone(), hs.times.len());
+            }
+            let mut obj = Map::new();
+            obj.insert("time_stamps".into(), json!(hs.times));
+            for (k, s) in hs.series {
+                insert_nested(&mut obj, &k, json!(s));
+            }
+            if file == MetricFile::Cpu {
+                let procs = metas
+                    .get(host)
+                    .map(|m| m["processes"].clone())
+                    .filter(Value::is_array)
+                    .unwrap_or_else(|| json!([]));
+                obj.insert("child_proc_md".into(), procs);
+            }
+            out.insert(host.clone(), Value::Object(obj));
+        }
+        let path = metrics_dir.join(file.file_name());
+        let text = serde_json::to_vec(&Value::Object(out)).unwrap_or_default();
+        write_atomic(&path, &text)?;
+        summary.files.push(path);
+    }
+
+    let mut meta = Map::new();
+    if let Some(job) = job.as_object() {
+        for (k, v) in job {
+            meta.insert(k.clone(), v.clone());
+        }
+    }
+    let times = |key: &'static str| metas.values().filter_map(move |m| m[key].as_f64());
+    let start = times("start_time").reduce(f64::min);
+    let end = times("end_time").reduce(f64::max);
+    meta.insert("start_time".into(), json!(start));
+    meta.insert("end_time".into(), json!(end));
+    for m in metas.values() {
+        if let Some(s) = m["job"].get("exit_status").filter(|v| !v.is_null()) {
+            meta.insert("exit_status".into(), s.clone());
+        }
+    }
+    meta.insert("host_names".into(), json!(summary.nodes));
+    for host in &summary.nodes {
+        let m = metas.get(host).cloned().unwrap_or(Value::Null);
+        let mut h = m["hardware"].as_object().cloned().unwrap_or_default();
+        h.insert(
+            "unavailable".into(),
+            m.get("unavailable").cloned().unwrap_or_else(|| json!([])),
+        );
+        for k in ["start_time", "end_time", "stop_reason", "monitor_pid"] {
+            if let Some(v) = m.get(k) {
+                h.insert(k.into(), v.clone());
+            }
+        }
+        meta.insert(host.clone(), Value::Object(h));
+    }
+    let path = metrics_dir.join("meta_data.json");
+    let text = serde_json::to_vec_pretty(&Value::Object(meta)).unwrap_or_default();
+    write_atomic(&path, &text)?;
+    summary.files.push(path);
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_keys_nest_and_collisions_are_left_out() {
+        let mut m = Map::new();
+        insert_nested(&mut m, "memory_info.rss", json!([1]));
+        insert_nested(&mut m, "memory_info.vms", json!([2]));
+        insert_nested(&mut m, "memory_info.rss.x", json!([3]));
+        assert_eq!(
+            Value::Object(m),
+            json!({"memory_info": {"rss": [1], "vms": [2]}})
+        );
+    }
+
+    #[test]
+    fn gpu_rows_make_a_gpu_file_keyed_by_device_and_a_torn_line_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nodes = tmp.path().join(NODES_DIR);
+        std::fs::create_dir_all(&nodes).unwrap();
+        let lines = [
+            r#"{"f":"cpu","units":{"cpu_percent":"%"}}"#,
+            r#"{"f":"cpu","h":"nodeA","t":1.0,"v":{"cpu_percent":50.0}}"#,
+            r#"{"f":"gpu","units":{"utilization_rates.gpu":"%"}}"#,
+            r#"{"f":"gpu","h":"gpu-0.nodeA","t":1.0,"v":{"utilization_rates.gpu":90.0}}"#,
+            r#"{"f":"gpu","h":"gpu-1.nodeA","t":1.0,"v":{"utilization_rates.gpu":null}}"#,
+            r#"{"f":"cpu","h":"nodeA","t":2.0,"v":{"cpu_perc"#,
+        ];
+        std::fs::write(nodes.join("nodeA.jsonl"), lines.join("\n")).unwrap();
+        std::fs::write(
+            nodes.join("nodeA.meta.json"),
+            r#"{"job":{"job_id":"9","sampling_frequency":0.5},"start_time":1.0,"end_time":3.0}"#,
+        )
+        .unwrap();
+        let summary = combine(tmp.path()).unwrap();
+        assert_eq!(summary.samples["nodeA"], 1);
+        let read = |f: &str| -> Value {
+            serde_json::from_slice(&std::fs::read(tmp.path().join(f)).unwrap()).unwrap()
+        };
+        let gpu = read("nv_gpu_metrics.json");
+        assert_eq!(gpu["host_names"], json!(["gpu-0.nodeA", "gpu-1.nodeA"]));
+        assert_eq!(
+            gpu["gpu-0.nodeA"]["utilization_rates"]["gpu"],
+            json!([90.0])
+        );
+        assert_eq!(
+            gpu["gpu-1.nodeA"]["utilization_rates"]["gpu"],
+            json!([null])
+        );
+        assert_eq!(gpu["units"]["utilization_rates.gpu"], "%");
+        assert_eq!(gpu["sampling_frequency"], 0.5);
+        let cpu = read("cpu_metrics.json");
+        assert_eq!(cpu["nodeA"]["cpu_percent"], json!([50.0]));
+        let meta = read("meta_data.json");
+        assert_eq!(meta["job_id"], "9");
+        assert_eq!(meta["host_names"], json!(["nodeA"]));
+    }
+
+    #[test]
+    fn without_gpu_rows_there_is_no_gpu_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nodes = tmp.path().join(NODES_DIR);
+        std::fs::create_dir_all(&nodes).unwrap();
+        std::fs::write(
+            nodes.join("n.jsonl"),
+            r#"{"f":"cpu","h":"n","t":1.0,"v":{}}"#,
+        )
+        .unwrap();
+        combine(tmp.path()).unwrap();
+        assert!(!tmp.path().join("nv_gpu_metrics.json").exists());
+        assert!(tmp.path().join("perf_metrics.json").exists());
+    }
+
+    #[test]
+    fn a_key_first_seen_late_is_padded_with_nulls() {
+        let mut h = HostSeries::default();
+        h.push(1.0, json!({"a": 1.0}).as_object().unwrap());
+        h.push(2.0, json!({"a": 2.0, "b": 5.0}).as_object().unwrap());
+        h.push(3.0, json!({"b": 6.0}).as_object().unwrap());
+        assert_eq!(h.series["a"], vec![Some(1.0), Some(2.0), None]);
+        assert_eq!(h.series["b"], vec![None, Some(5.0), Some(6.0)]);
+    }
+}

@@ -1,0 +1,198 @@
+//! An end-to-end run: `perfflow-monitor -- sh -c '...'` over processes
+//! doing known CPU, memory and file work. The per-job files follow the
+//! schema the report reads, their values reflect the work, the counter
+//! trace parses, the log exists and stdout stays empty.
+
+mod cli_support;
+
+use cli_support::{metrics, monitor, read_json, run};
+use serde_json::Value;
+use std::time::Duration;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Checks one metric file against the schema; returns the series by
+/// dotted key for `host`.
+fn validate(file: &Value, host: &str) -> Vec<(String, Vec<Option<f64>>)> {
+    let hosts: Vec<&str> = file["host_names"]
+        .as_array()
+        .expect("host_names")
+        .iter()
+        .map(|h| h.as_str().expect("host name"))
+        .collect();
+    let mut sorted = hosts.clone();
+    sorted.sort();
+    assert_eq!(hosts, sorted, "host_names sorted");
+    assert!(file["sampling_frequency"].as_f64().unwrap() > 0.0);
+    let units = file["units"].as_object().expect("units");
+    let mut out = Vec::new();
+    for h in &hosts {
+        let obj = file[*h].as_object().expect("host object");
+        let times = obj["time_stamps"].as_array().expect("time_stamps");
+        assert!(!times.is_empty());
+        let t: Vec<f64> = times.iter().map(|v| v.as_f64().unwrap()).collect();
+        assert!(t.windows(2).all(|w| w[0] < w[1]), "time stamps increase");
+        assert!(t[0] > 1.6e9 && t[0] < 4e9, "Unix seconds: {}", t[0]);
+        let mut stack: Vec<(String, &Value)> = obj.iter().map(|(k, v)| (k.clone(), v)).collect();
+        while let Some((key, v)) = stack.pop() {
+            if key == "time_stamps" {
+                continue;
+            }
+            match v {
+                Value::Object(m) => stack.extend(m.iter().map(|(k, v)| (format!("{key}.{k}"), v))),
+                Value::Array(a) if a.iter().all(Value::is_string) && !a.is_empty() => {}
+                Value::Array(a) if key == "child_proc_md" => assert!(a.is_empty()),
+                Value::Array(a) => {
+                    assert_eq!(a.len(), times.len(), "{key}: one value per time stamp");
+                    assert!(a.iter().all(|x| x.is_number() || x.is_null()), "{key}");
+                    assert!(units.contains_key(&key), "{key} has no unit");
+                    if *h == host {
+                        out.push((key, a.iter().map(Value::as_f64).collect()));
+                    }
+                }
+                other => panic!("{key}: unexpected {other}"),
+            }
+        }
+    }
+    out
+}
+
+fn max_of(series: &[(String, Vec<Option<f64>>)], key: &str) -> f64 {
+    series
+        .iter()
+        .find(|(k, _)| k == key)
+        .unwrap_or_else(|| panic!("no series {key}"))
+        .1
+        .iter()
+        .flatten()
+        .fold(f64::MIN, |a, &b| a.max(b))
+}
+
+#[test]
+fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let work = "\
+        timeout 2 sh -c 'while :; do :; done' & \
+        x=$(head -c 200000000 /dev/zero | tr '\\0' a); \
+        dd if=/dev/zero of=data.bin bs=1M count=64 conv=fsync 2>/dev/null; \
+        sleep 1.5; wait";
+    let mut c = monitor(tmp.path());
+    c.args(["-i", "200ms", "-d"]).arg(&out).args([
+        "--host-name",
+        "e2e",
+        "-e",
+        "parquet",
+        "-r",
+        "--",
+        "sh",
+        "-c",
+        work,
+    ]);
+    let o = run(c, Duration::from_secs(60));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
+    assert_eq!(cpu["sampling_frequency"], 0.2);
+    let s = validate(&cpu, "e2e");
+    assert_eq!(cpu["units"]["cpu_percent"], "%");
+    assert_eq!(cpu["units"]["memory_info.rss"], "bytes");
+    assert!(
+        max_of(&s, "cpu_percent") > 70.0,
+        "cpu {}",
+        max_of(&s, "cpu_percent")
+    );
+    let rss = max_of(&s, "memory_info.rss");
+    assert!(rss > 150.0 * MIB, "rss {} MiB", rss / MIB);
+    let written = max_of(&s, "io_counters.write_chars");
+    assert!(written >= 64.0 * MIB, "written {} MiB", written / MIB);
+    assert!(max_of(&s, "num_procs") >= 3.0);
+    assert!(cpu["e2e"]["child_proc_md"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p.as_str().unwrap().starts_with("dd (")));
+    validate(&read_json(&metrics(&out).join("perf_metrics.json")), "e2e");
+
+    let meta = read_json(&metrics(&out).join("meta_data.json"));
+    for key in [
+        "job_id",
+        "scheduler",
+        "user",
+        "start_time",
+        "end_time",
+        "host_names",
+    ] {
+        assert!(!meta[key].is_null(), "meta_data lacks {key}");
+    }
+    assert!(meta["end_time"].as_f64() > meta["start_time"].as_f64());
+    assert_eq!(meta["exit_status"], 0);
+    assert!(meta["e2e"]["unavailable"].is_array());
+    assert!(meta["e2e"]["cpu"].is_object());
+
+    let pfw = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("perfflow.monitor.e2e.") && n.ends_with(".pfw")
+        })
+        .expect("the counter trace");
+    let trace = read_json(&pfw);
+    let events = trace.as_array().unwrap();
+    let counters: Vec<&Value> = events.iter().filter(|e| e["ph"] == "C").collect();
+    assert!(counters.len() > 20);
+    let pid = &counters[0]["pid"];
+    assert!(counters
+        .iter()
+        .all(|e| &e["pid"] == pid && e["args"]["value"].is_number()));
+    assert!(counters.iter().any(|e| e["name"] == "proc cpu (%)"));
+    let ts = counters[0]["ts"].as_f64().unwrap();
+    assert!(
+        ts > 1.6e15 && ts < 4e15,
+        "microseconds since the epoch: {ts}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| e["name"] == "process_name" && &e["pid"] == pid));
+
+    let log = std::fs::read_to_string(out.join("perfflow-monitor.e2e.log")).unwrap();
+    assert!(log.contains("export to parquet requested"), "{log}");
+    assert!(log.contains("report requested"), "{log}");
+}
+
+#[test]
+fn verbose_logs_to_stdout_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = monitor(tmp.path());
+    c.args(["-v", "-i", "100ms", "-d", "out", "--", "true"]);
+    let o = run(c, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("INFO"));
+}
+
+#[test]
+fn a_prefix_puts_the_results_in_a_sub_directory_and_the_host_variable_names_the_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = monitor(tmp.path());
+    c.env("PERFFLOW_MONITOR_HOST", "envhost")
+        .args(["-i", "100ms", "-d", "base", "-p", "run1", "--", "true"]);
+    let o = run(c, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(0));
+    let run1 = tmp.path().join("base/run1");
+    assert!(run1.join("metrics/cpu_metrics.json").is_file());
+    assert!(run1.join("perfflow-monitor.envhost.log").is_file());
+    let cpu = read_json(&run1.join("metrics/cpu_metrics.json"));
+    assert_eq!(cpu["host_names"], serde_json::json!(["envhost"]));
+}

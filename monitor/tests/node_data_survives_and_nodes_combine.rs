@@ -1,0 +1,102 @@
+//! Each node's data reaches disk at every checkpoint, so a monitor killed
+//! with SIGKILL keeps all but the last interval; monitors of several nodes
+//! finishing together into one directory lose nothing; `merge` redoes the
+//! combination.
+
+mod cli_support;
+
+use cli_support::{metrics, monitor, node_rows, read_json, run, sleeper, spawn_sampling};
+use std::time::Duration;
+
+#[test]
+fn a_monitor_killed_with_sigkill_keeps_the_samples_of_its_checkpoints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut job = sleeper(60.0);
+    let mut c = monitor(tmp.path());
+    c.args([
+        "-i",
+        "100ms",
+        "-c",
+        "300ms",
+        "--host-name",
+        "k1",
+        "-d",
+        "out",
+        "--pid",
+    ])
+    .arg(job.id().to_string());
+    let mut mon = spawn_sampling(c, &out.join("perfflow-monitor.k1.log"), Duration::ZERO);
+    std::thread::sleep(Duration::from_millis(1500));
+    mon.kill().unwrap();
+    let _ = mon.wait();
+    let _ = job.kill();
+    let _ = job.wait();
+
+    // 1.5 s at 10 Hz is 15 samples; checkpoints every 300 ms lose at most
+    // the last 3 or so.
+    let rows = node_rows(&metrics(&out).join(".nodes/k1.jsonl"), "cpu");
+    assert!(rows >= 9, "only {rows} samples on disk");
+    assert!(!metrics(&out).join("cpu_metrics.json").exists());
+
+    let mut m = monitor(tmp.path());
+    m.args(["merge", "out"]);
+    let o = run(m, Duration::from_secs(30));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
+    assert_eq!(cpu["host_names"], serde_json::json!(["k1"]));
+    assert_eq!(cpu["k1"]["time_stamps"].as_array().unwrap().len(), rows);
+}
+
+#[test]
+fn two_monitors_finishing_together_both_land_in_the_per_job_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut job = sleeper(1.5);
+    let spawn = |host: &str| {
+        let mut c = monitor(tmp.path());
+        c.args(["-i", "100ms", "--host-name", host, "-d", "out", "--pid"])
+            .arg(job.id().to_string())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let a = spawn("nodeA");
+    let b = spawn("nodeB");
+    // Both see the job end at the same moment.
+    std::thread::sleep(Duration::from_millis(1600));
+    let _ = job.wait();
+    for m in [a, b] {
+        let o = cli_support::wait_output(m, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
+    assert_eq!(cpu["host_names"], serde_json::json!(["nodeA", "nodeB"]));
+    for host in ["nodeA", "nodeB"] {
+        let on_disk = node_rows(&metrics(&out).join(format!(".nodes/{host}.jsonl")), "cpu");
+        let combined = cpu[host]["time_stamps"].as_array().unwrap().len();
+        assert!(on_disk >= 10, "{host}: {on_disk} samples");
+        assert_eq!(combined, on_disk, "{host}");
+        assert_eq!(cpu[host]["cpu_percent"].as_array().unwrap().len(), on_disk);
+    }
+    let meta = read_json(&metrics(&out).join("meta_data.json"));
+    assert_eq!(meta["host_names"], serde_json::json!(["nodeA", "nodeB"]));
+    assert!(meta["nodeA"]["cpu"].is_object() && meta["nodeB"]["cpu"].is_object());
+    let perf = read_json(&metrics(&out).join("perf_metrics.json"));
+    assert_eq!(perf["host_names"], serde_json::json!(["nodeA", "nodeB"]));
+}
+
+#[test]
+fn merge_of_a_directory_without_node_data_says_what_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut m = monitor(tmp.path());
+    m.args(["merge", "nowhere"]);
+    let o = run(m, Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".nodes"));
+}
