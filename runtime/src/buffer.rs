@@ -22,11 +22,10 @@
 //!   owner queues the full chunk and swaps in a spare one (allocated if
 //!   none), then wakes the writer thread (`perfflow-writer`), which
 //!   decodes and formats queued chunks in order under the output lock and
-//!   returns them to the spares. Recording threads never format while the
-//!   writer keeps up; when more than [`MAX_QUEUED`] chunks wait, the owner
-//!   blocks on the output lock until the writer has drained the queue, so
-//!   memory stays bounded. Without a writer thread (it could not start),
-//!   owners format the queue themselves.
+//!   returns them to the spares. Recording threads never format; when more
+//!   than [`MAX_QUEUED`] chunks wait, the owner waits until the writer has
+//!   taken one, so memory stays bounded. Without a writer thread (it could
+//!   not start, or ended), owners format the queue themselves.
 //! * **Final flush (`atexit`, fatal signal).** Sets `closing` (the writer
 //!   stops at its next chunk; each thread may queue at most one more
 //!   chunk), takes the output lock, formats the queue, then, keeping the
@@ -282,8 +281,7 @@ enum WriterState {
 }
 
 /// Chunks handed over and not yet formatted beyond which a handing-over
-/// thread waits for the queue to drain, formatting what is left (4 MiB of
-/// records).
+/// thread waits for the writer (4 MiB of records).
 const MAX_QUEUED: usize = 4;
 
 /// Spare chunks kept for reuse; more are freed.
@@ -545,6 +543,8 @@ struct Runtime {
     registry: Mutex<Registry>,
     /// Wakes the writer thread when a chunk is queued or the trace ends.
     wake: Condvar,
+    /// Wakes threads waiting for the queue to shrink (back-pressure).
+    drained: Condvar,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -687,6 +687,7 @@ impl Runtime {
                 finished: false,
             }),
             wake: Condvar::new(),
+            drained: Condvar::new(),
         }
     }
 
@@ -765,7 +766,22 @@ impl Runtime {
         b.chunk.store(fresh.0.as_ptr(), Ordering::Relaxed);
         b.len.store(0, Ordering::Relaxed);
         reg.queue.push_back(full);
-        let help = !closing && (reg.writer != WriterState::Running || reg.queue.len() > MAX_QUEUED);
+        let mut help = false;
+        if !closing {
+            if reg.writer == WriterState::Running && reg.queue.len() > MAX_QUEUED {
+                // Back-pressure: wait until the writer is one chunk behind
+                // the limit again (not until it has drained everything), so
+                // both keep running.
+                self.wake.notify_one();
+                reg = self
+                    .drained
+                    .wait_while(reg, |r| {
+                        r.queue.len() > MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+                    })
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            help = reg.writer != WriterState::Running && !reg.closing;
+        }
         drop(reg);
         if help {
             self.format_queue(false);
@@ -793,6 +809,7 @@ impl Runtime {
                 Some(full) => {
                     out.format_full(&full);
                     self.registry().recycle(full.chunk);
+                    self.drained.notify_all();
                 }
                 None if until_closed => {
                     let reg = self.registry();
@@ -837,6 +854,10 @@ fn start_writer() {
         let _ = LOCAL.try_with(|l| l.busy.set(true));
         if let Some(rt) = RUNTIME.get() {
             let _ = catch_unwind(AssertUnwindSafe(|| rt.format_queue(true)));
+            // Ended by the final flush (or a panic): threads waiting for it
+            // format their own chunks from now on.
+            rt.registry().writer = WriterState::Unavailable;
+            rt.drained.notify_all();
         }
     });
     if spawned.is_err() {
@@ -897,6 +918,7 @@ pub fn finish() {
     // for one chunk per thread.
     rt.registry().closing = true;
     rt.wake.notify_all();
+    rt.drained.notify_all();
     finish_runtime(rt);
     drop(masked);
     if let Some(was_busy) = was_busy {
@@ -992,7 +1014,7 @@ fn retire(buf: NonNull<ThreadBuffer>) {
                     upto: len,
                     retired: Some((now, name)),
                 });
-                !closing && (reg.writer != WriterState::Running || reg.queue.len() > MAX_QUEUED)
+                !closing && reg.writer != WriterState::Running
             }
         }
         None => {
