@@ -1,12 +1,18 @@
-//! An end-to-end run: `perfflow-monitor -- sh -c '...'` over processes
-//! doing known CPU, memory and file work. The per-job files follow the
-//! schema the report reads, their values reflect the work, the counter
+//! An end-to-end run: `perfflow-monitor -i 200ms -r -e csv json parquet
+//! -- sh -c '...'` over processes doing known CPU, memory and file work.
+//! The per-job files follow the schema the report reads and their values
+//! reflect the work; the CSV, records JSON and Parquet exports hold the
+//! same samples (the Parquet file read back by pyarrow); the plots and the
+//! report exist and the report renders in headless Chromium; the counter
 //! trace parses, the log exists and stdout stays empty.
 
 mod cli_support;
+mod job_dir;
 
 use cli_support::{metrics, monitor, read_json, run};
 use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -82,6 +88,8 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
         "--host-name",
         "e2e",
         "-e",
+        "csv",
+        "json",
         "parquet",
         "-r",
         "--",
@@ -117,11 +125,14 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
     let written = max_of(&s, "io_counters.write_chars");
     assert!(written >= 64.0 * MIB, "written {} MiB", written / MIB);
     assert!(max_of(&s, "num_procs") >= 3.0);
-    assert!(cpu["e2e"]["child_proc_md"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|p| p.as_str().unwrap().starts_with("dd (")));
+    assert!(
+        cpu["e2e"]["child_proc_md"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().starts_with("timeout (")),
+        "the two-second spinner's parent is named among the job's processes"
+    );
     validate(&read_json(&metrics(&out).join("perf_metrics.json")), "e2e");
 
     let meta = read_json(&metrics(&out).join("meta_data.json"));
@@ -168,8 +179,111 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
         .any(|e| e["name"] == "process_name" && &e["pid"] == pid));
 
     let log = std::fs::read_to_string(out.join("perfflow-monitor.e2e.log")).unwrap();
-    assert!(log.contains("export to parquet requested"), "{log}");
-    assert!(log.contains("report requested"), "{log}");
+    assert!(log.contains("exported"), "{log}");
+    assert!(log.contains("report "), "{log}");
+
+    let samples = cpu["e2e"]["time_stamps"].as_array().unwrap().len();
+    let max_cpu = max_of(&s, "cpu_percent");
+    exports_hold_the_samples(&out, samples, max_cpu);
+    let job_id = meta["job_id"].as_str().expect("job id");
+    report_has_plots_and_renders(&out, job_id);
+}
+
+/// The CSV, records JSON and Parquet tables of `cpu_metrics` have one row
+/// per sample of host `e2e`, and their CPU column peaks at `max_cpu`.
+fn exports_hold_the_samples(out: &Path, samples: usize, max_cpu: f64) {
+    const CPU: &str = "cpu_percent [%]";
+    let csv = std::fs::read_to_string(out.join("cpu_metrics.csv")).expect("CSV export");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..2], ["host", "time_stamp [s]"]);
+    let col = header.iter().position(|h| *h == CPU).expect("CPU column");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), samples, "CSV rows");
+    assert!(rows
+        .iter()
+        .all(|r| r[0] == "e2e" && r.len() == header.len()));
+    let csv_max = rows
+        .iter()
+        .filter_map(|r| r[col].parse::<f64>().ok())
+        .fold(f64::MIN, f64::max);
+    assert!(
+        (csv_max - max_cpu).abs() < 1e-6,
+        "CSV {csv_max} vs {max_cpu}"
+    );
+
+    let records = read_json(&out.join("cpu_metrics.records.json"));
+    let records = records.as_array().expect("records");
+    assert_eq!(records.len(), samples, "records");
+    assert!(records.iter().all(|r| r["host"] == "e2e"));
+    let json_max = records
+        .iter()
+        .filter_map(|r| r[CPU].as_f64())
+        .fold(f64::MIN, f64::max);
+    assert!((json_max - max_cpu).abs() < 1e-6, "JSON {json_max}");
+
+    let read = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, pyarrow.parquet as pq\n\
+             t = pq.read_table(sys.argv[1])\n\
+             c = [v for v in t.column(sys.argv[2]).to_pylist() if v is not None]\n\
+             print(t.num_rows, max(c), set(t.column('host').to_pylist()) == {'e2e'})",
+        )
+        .arg(out.join("cpu_metrics.parquet"))
+        .arg(CPU)
+        .output()
+        .expect("python3 with pyarrow is needed for this test (pip install pyarrow)");
+    assert!(
+        read.status.success(),
+        "pyarrow could not read the Parquet export: {}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let text = String::from_utf8_lossy(&read.stdout);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(fields.len(), 3, "{text}");
+    assert_eq!(fields[0].parse::<usize>().unwrap(), samples, "Parquet rows");
+    let parquet_max: f64 = fields[1].parse().unwrap();
+    assert!(
+        (parquet_max - max_cpu).abs() < 1e-6,
+        "Parquet {parquet_max}"
+    );
+    assert_eq!(fields[2], "True", "every Parquet row is host e2e");
+}
+
+/// `plots/` holds the CPU plot, the report page embeds it, and Chromium
+/// renders the page to a screenshot that is not blank.
+fn report_has_plots_and_renders(out: &Path, job_id: &str) {
+    let plots: Vec<String> = std::fs::read_dir(out.join("plots"))
+        .expect("plots directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(plots.iter().all(|p| p.ends_with(".png")), "{plots:?}");
+    assert!(
+        plots.iter().any(|p| p.contains("cpu_percent")),
+        "no CPU plot in {plots:?}"
+    );
+    let page = out.join(format!("job-report-{job_id}.html"));
+    let html = std::fs::read_to_string(&page).expect("the report");
+    assert!(html.contains("cpu_percent"));
+    assert_eq!(
+        html.matches("src=\"data:image/png;base64,").count(),
+        plots.len(),
+        "every plot embedded"
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let shot = out.join("report.png");
+    job_dir::chromium(
+        profile.path(),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,1600",
+        ],
+        &page,
+    );
+    let png = job_dir::decode_png(&std::fs::read(&shot).expect("screenshot")).unwrap();
+    assert!(png.inked() > 50_000, "the rendered report is nearly blank");
 }
 
 #[test]

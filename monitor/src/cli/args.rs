@@ -11,27 +11,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A file format the monitor can export its metrics to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// One CSV file per metric file.
-    Csv,
-    /// JSON tables.
-    Json,
-    /// Apache Parquet.
-    Parquet,
-}
-
-impl ExportFormat {
-    /// The format's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ExportFormat::Csv => "csv",
-            ExportFormat::Json => "json",
-            ExportFormat::Parquet => "parquet",
-        }
-    }
-}
+/// The export formats of `-e` are the report module's.
+pub use crate::report::ExportFormat;
 
 /// What the monitor follows.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -382,12 +382,23 @@ impl<'a> Recorder<'a> {
                     .warn(&format!("cannot finish the counter trace: {e}")),
             }
         }
-        match store::combine(&self.metrics_dir) {
-            Ok(s) => self.log.info(&format!(
-                "combined {} node(s) into {}",
-                s.nodes.len(),
-                self.metrics_dir.display()
-            )),
+        let out_dir = self.config.out_dir();
+        let config = self.config;
+        let combined = store::combine_and(&self.metrics_dir, |_| {
+            super::post::post_process(config, &out_dir)
+        });
+        match combined {
+            Ok((s, post)) => {
+                self.log.info(&format!(
+                    "combined {} node(s) into {}",
+                    s.nodes.len(),
+                    self.metrics_dir.display()
+                ));
+                match post {
+                    Ok(notes) => notes.iter().for_each(|n| self.log.info(n)),
+                    Err(e) => self.log.warn(&format!("after the run: {e}")),
+                }
+            }
             Err(e) => self
                 .log
                 .warn(&format!("cannot combine the node files: {e}")),
@@ -599,10 +610,6 @@ pub fn run(config: &Config) -> i32 {
     log.info(&format!("stopping: {reason}; {samples} samples"));
     let code = finish_command(&mut followed, &stop, &log, 0);
     recorder.finish(&followed, &sampler, &reason);
-    match super::post::post_process(config, &out_dir) {
-        Ok(notes) => notes.iter().for_each(|n| log.info(n)),
-        Err(e) => log.warn(&format!("after the run: {e}")),
-    }
     log.info("done");
     code
 }

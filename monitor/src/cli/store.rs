@@ -286,6 +286,17 @@ fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
 /// Combines every node's files under `metrics_dir` into the per-job files.
 /// Holds the combination lock while reading and writing.
 pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, Error> {
+    combine_and(metrics_dir, |_| ()).map(|(summary, ())| summary)
+}
+
+/// [`combine`], then `after` (exports and the report made from the per-job
+/// files), still under the combination lock: several nodes finishing at
+/// once never write those outputs at the same time, and the last one to
+/// finish leaves them complete.
+pub fn combine_and<R>(
+    metrics_dir: &Path,
+    after: impl FnOnce(&CombineSummary) -> R,
+) -> Result<(CombineSummary, R), Error> {
     let nodes_dir = metrics_dir.join(NODES_DIR);
     if !nodes_dir.is_dir() {
         return Err(Error::NoNodeData {
@@ -393,7 +404,8 @@ pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, Error> {
     let text = serde_json::to_vec_pretty(&Value::Object(meta)).unwrap_or_default();
     write_atomic(&path, &text)?;
     summary.files.push(path);
-    Ok(summary)
+    let after = after(&summary);
+    Ok((summary, after))
 }
 
 #[cfg(test)]

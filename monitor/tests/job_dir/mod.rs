@@ -9,7 +9,10 @@
 #![allow(dead_code)]
 
 use std::fs;
+use std::io::Read;
 use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -231,4 +234,64 @@ fn crc_table() -> [u32; 256] {
         *entry = c;
     }
     table
+}
+
+/// How long Chromium may take before the test gives up on it.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// Runs headless Chromium on `page` with `args` (and a fresh profile in
+/// `profile`); fails the test when it cannot start, fails or hangs.
+pub fn chromium(profile: &Path, args: &[&str], page: &Path) -> Output {
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium is needed for this test (Debian: apt-get install chromium)");
+    // Read the pipes on threads so a full pipe cannot stall Chromium.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stdout.read_to_end(&mut buf).map(|_| buf)
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stderr.read_to_end(&mut buf).map(|_| buf)
+    });
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if began.elapsed() > PATIENCE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within {PATIENCE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = Output {
+        status,
+        stdout: out_reader.join().unwrap().unwrap(),
+        stderr: err_reader.join().unwrap().unwrap(),
+    };
+    assert!(
+        out.status.success(),
+        "chromium failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
