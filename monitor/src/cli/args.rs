@@ -405,6 +405,8 @@ OUTPUT (under DIR[/NAME]):
     metrics/.nodes/           each node's own data, written at checkpoints
     perfflow.monitor.<host>.<pid>.pfw   counter tracks for Perfetto
     perfflow-monitor.<host>.log         the monitor's log
+    <group>.csv, <group>.records.json, <group>.parquet   with -e
+    plots/*.png, job-report-<jobid>.html                 with -r
 
 EXAMPLES:
     # SLURM: one monitor per node, then the job
