@@ -123,6 +123,16 @@ impl Chunk {
         NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)
     }
 
+    /// Allocates a chunk and touches every page of it, so the thread that
+    /// fills it later takes no page faults; `None` when memory is exhausted.
+    fn allocate_warm() -> Option<Chunk> {
+        let chunk = Chunk::allocate()?;
+        // SAFETY: the whole allocation is writable; zeroes are valid bytes
+        // for records, which are plain integers.
+        unsafe { std::ptr::write_bytes(chunk.0.as_ptr().cast::<u8>(), 0, Self::layout().size()) };
+        Some(chunk)
+    }
+
     /// Frees the chunk.
     ///
     /// # Safety
@@ -286,6 +296,11 @@ const MAX_QUEUED: usize = 4;
 
 /// Spare chunks kept for reuse; more are freed.
 const MAX_SPARES: usize = 8;
+
+/// Spare chunks the writer thread keeps ready, their pages already
+/// touched, so that a thread swapping in a fresh chunk takes no page faults
+/// on its recording path.
+const WARM_SPARES: usize = 2;
 
 /// Live threads and handed-over chunks, under the registry lock. The lock
 /// is held only for short bookkeeping, never while formatting a queued
@@ -796,6 +811,9 @@ impl Runtime {
     /// in the order they were queued. Returns as soon as the final flush
     /// begins, which takes the rest.
     fn format_queue(&self, until_closed: bool) {
+        if until_closed {
+            self.keep_spares_warm();
+        }
         let mut out = self.output();
         loop {
             let next = {
@@ -823,6 +841,7 @@ impl Runtime {
                         sink.write_pending();
                     }
                     drop(out);
+                    self.keep_spares_warm();
                     let reg = self.registry();
                     // Waiting on the registry lock only: never with the
                     // output lock held.
@@ -834,6 +853,19 @@ impl Runtime {
                 }
                 None => return,
             }
+        }
+    }
+}
+
+impl Runtime {
+    /// Tops the spare chunks up to [`WARM_SPARES`] (writer thread, no lock
+    /// held while touching the memory).
+    fn keep_spares_warm(&self) {
+        while self.registry().spares.len() < WARM_SPARES {
+            let Some(chunk) = Chunk::allocate_warm() else {
+                return;
+            };
+            self.registry().recycle(chunk);
         }
     }
 }
