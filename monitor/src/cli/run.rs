@@ -19,7 +19,7 @@ use super::record;
 use super::signals::{self, Stop, StopReason};
 use super::store::{self, NodeStore};
 use super::trace::CounterTrace;
-use crate::{hardware_metadata, Error, Sampler, SamplerConfig, Snapshot};
+use crate::{hardware_metadata, Error, ProcessDetail, Sampler, SamplerConfig, Snapshot};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -41,6 +41,10 @@ pub const EXIT_USAGE: i32 = 2;
 const POLL: Duration = Duration::from_millis(50);
 /// Least time between two searches for the job's processes.
 const REDISCOVER: Duration = Duration::from_secs(5);
+
+/// Least time between reads of the per-process detail files (`status`,
+/// `smaps_rollup`, the `fd` directory).
+const DETAIL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The name this node goes by: `--host-name`, `PERFFLOW_MONITOR_HOST`, or
 /// the host name.
@@ -550,6 +554,13 @@ pub fn run(config: &Config) -> i32 {
         .unwrap_or(std::process::id() as i32);
     let mut sampler = Sampler::new(SamplerConfig {
         root_pid: first,
+        process_detail: ProcessDetail {
+            // USS, descriptor and thread counts cost about 60 us per
+            // process to read: at most every DETAIL_INTERVAL (every sample
+            // when sampling is slower).
+            detail_interval: config.interval.max(DETAIL_INTERVAL),
+            ..ProcessDetail::default()
+        },
         ..SamplerConfig::default()
     });
     sampler.set_roots(&followed.roots);
