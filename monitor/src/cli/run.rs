@@ -46,6 +46,10 @@ const REDISCOVER: Duration = Duration::from_secs(5);
 /// `smaps_rollup`, the `fd` directory).
 const DETAIL_INTERVAL: Duration = Duration::from_secs(5);
 
+/// Least time between reads of the `children` files that find the job's
+/// new processes.
+const TREE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// The name this node goes by: `--host-name`, `PERFFLOW_MONITOR_HOST`, or
 /// the host name.
 pub fn host_name(config: &Config) -> String {
@@ -559,6 +563,9 @@ pub fn run(config: &Config) -> i32 {
             // process to read: at most every DETAIL_INTERVAL (every sample
             // when sampling is slower).
             detail_interval: config.interval.max(DETAIL_INTERVAL),
+            // New processes of the job are found within a second; known
+            // ones are read at every sample.
+            tree_interval: config.interval.max(TREE_INTERVAL),
             ..ProcessDetail::default()
         },
         ..SamplerConfig::default()

@@ -186,6 +186,11 @@ pub struct ProcessDetail {
     /// Least time between detail refreshes (`Duration::ZERO`: every
     /// sample). Default 1 s.
     pub detail_interval: Duration,
+    /// Least time between reads of the `children` files that find new
+    /// descendants (`Duration::ZERO`, the default: every sample). In
+    /// between, each known process keeps the children found last; a
+    /// process started meanwhile is found at the next read.
+    pub tree_interval: Duration,
     /// Most descriptors kept open between samples; past that, files are
     /// opened and closed at each read. Default 256.
     pub max_open_files: usize,
@@ -198,6 +203,7 @@ impl Default for ProcessDetail {
             uss: true,
             fds: true,
             detail_interval: Duration::from_secs(1),
+            tree_interval: Duration::ZERO,
             max_open_files: 256,
         }
     }
@@ -247,6 +253,8 @@ struct Tracked {
     /// Context switches at the last global refresh, the base of the rate.
     ctx_base: Option<(Option<u64>, Option<u64>)>,
     files: Files,
+    /// Children found at the last tree read.
+    kids: Vec<i32>,
 }
 
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -307,6 +315,8 @@ pub struct ProcessSource {
     retired: (Counters, Detail),
     prev_time: Option<Instant>,
     last_refresh: Option<Instant>,
+    /// When the `children` files were last read.
+    last_tree: Option<Instant>,
     root_gone: bool,
 }
 
@@ -383,6 +393,7 @@ impl ProcessSource {
             retired: (Counters::default(), Detail::default()),
             prev_time: None,
             last_refresh: None,
+            last_tree: None,
             root_gone: false,
         })
     }
@@ -607,7 +618,10 @@ impl ProcessSource {
             .last_refresh
             .map(|t| now.duration_since(t).as_secs_f64())
             .filter(|&d| d > 0.0);
-        let parents = (!self.children_files).then(|| self.parent_map());
+        let tree = self
+            .last_tree
+            .is_none_or(|t| now.duration_since(t) >= self.detail.tree_interval);
+        let parents = (!self.children_files && tree).then(|| self.parent_map());
 
         let mut found: Vec<(ProcessSample, Tracked)> = Vec::new();
         let mut next: HashMap<i32, Tracked> = HashMap::new();
@@ -670,12 +684,20 @@ impl ProcessSource {
             grow_ticks += d_ticks;
             grow_io = add_io(grow_io, io_growth(prev.as_ref().map(|p| &p.io), &io));
 
-            let mut kids = Vec::new();
-            match &parents {
-                None => self.children_of(pid, st.num_threads, &mut t.files, &mut kids),
-                Some(map) => kids.extend(map.get(&pid).into_iter().flatten().copied()),
+            if tree || first_sight {
+                let mut kids = Vec::new();
+                match &parents {
+                    Some(map) => kids.extend(map.get(&pid).into_iter().flatten().copied()),
+                    None if self.children_files => {
+                        self.children_of(pid, st.num_threads, &mut t.files, &mut kids)
+                    }
+                    // Between parent-map reads: a new process keeps no
+                    // children until the next one.
+                    None => {}
+                }
+                t.kids = kids;
             }
-            queue.extend(kids);
+            queue.extend(t.kids.iter().copied());
 
             let rss = st.rss_pages * self.page;
             let sample = ProcessSample {
@@ -730,6 +752,9 @@ impl ProcessSource {
         self.prev_time = Some(now);
         if refresh {
             self.last_refresh = Some(now);
+        }
+        if tree {
+            self.last_tree = Some(now);
         }
 
         let per_s = |v: Option<u64>, dt: Option<f64>| Some(v? as f64 / dt?);
