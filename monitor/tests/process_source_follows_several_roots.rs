@@ -72,3 +72,54 @@ fn roots_given_to_a_sampler_whose_process_source_failed_probe_it_again() {
     assert_eq!(pids(&mut s), Some(vec![c.id() as i32]));
     end(c);
 }
+
+#[test]
+fn a_tree_interval_keeps_the_children_found_last_until_it_has_passed() {
+    use perfflow_monitor::ProcessDetail;
+    use std::io::Write;
+    // A shell that starts a child once it reads a line.
+    let mut sh = Command::new("sh")
+        .args(["-c", "read line; sleep 60 & wait"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("start sh");
+    let root = sh.id() as i32;
+    let sampler = |tree_interval| {
+        Sampler::new(SamplerConfig {
+            root_pid: root,
+            sources: vec![Source::Proc],
+            process_detail: ProcessDetail {
+                tree_interval,
+                ..ProcessDetail::default()
+            },
+            ..SamplerConfig::default()
+        })
+    };
+    let mut slow = sampler(Duration::from_secs(3600));
+    let mut every = sampler(Duration::ZERO);
+    assert_eq!(pids(&mut slow), Some(vec![root]));
+    assert_eq!(pids(&mut every), Some(vec![root]));
+
+    writeln!(sh.stdin.as_mut().unwrap(), "go").unwrap();
+    let mut grown = None;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(20));
+        grown = pids(&mut every).filter(|p| p.len() == 2);
+        if grown.is_some() {
+            break;
+        }
+    }
+    let child = grown
+        .expect("the child never showed up")
+        .into_iter()
+        .find(|&p| p != root)
+        .unwrap();
+    assert_eq!(
+        pids(&mut slow),
+        Some(vec![root]),
+        "the tree is not read again before the interval has passed"
+    );
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    end(sh);
+}
