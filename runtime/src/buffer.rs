@@ -564,6 +564,9 @@ struct Runtime {
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
+/// Threads other than the writer waiting for the output lock.
+static OUTPUT_WANTED: AtomicUsize = AtomicUsize::new(0);
+
 /// Cleared when events must not be recorded at all: `log-enable=False`, or
 /// no trace file could be created. The hot path reads it first, and woven
 /// code reads it before calling the runtime at all (an `i8`: `AtomicBool`
@@ -710,6 +713,16 @@ impl Runtime {
         self.output.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The output lock for a thread other than the writer: the writer,
+    /// which may keep the lock through a long queue, hands it over after
+    /// its current chunk.
+    fn output_soon(&self) -> MutexGuard<'_, Output> {
+        OUTPUT_WANTED.fetch_add(1, Ordering::AcqRel);
+        let out = self.output();
+        OUTPUT_WANTED.fetch_sub(1, Ordering::AcqRel);
+        out
+    }
+
     fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -828,6 +841,16 @@ impl Runtime {
                     out.format_full(&full);
                     self.registry().recycle(full.chunk);
                     self.drained.notify_all();
+                    if OUTPUT_WANTED.load(Ordering::Acquire) > 0 {
+                        // Someone else needs the file (a fork, the sampler):
+                        // let them have it between two chunks, however busy
+                        // the recording threads keep the queue.
+                        drop(out);
+                        while OUTPUT_WANTED.load(Ordering::Acquire) > 0 {
+                            std::thread::yield_now();
+                        }
+                        out = self.output();
+                    }
                 }
                 None if until_closed => {
                     let reg = self.registry();
@@ -907,7 +930,7 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool
     // must not try to take it again.
     let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
     let written = {
-        let mut out = rt.output();
+        let mut out = rt.output_soon();
         if out.finished || out.pid != std::process::id() {
             false
         } else {
@@ -1103,7 +1126,7 @@ extern "C" fn fork_prepare() {
         // taking the others elsewhere, so taking it first is safe; then
         // output before registry.
         let interned = crate::site::lock_for_fork();
-        let output = rt.output();
+        let output = rt.output_soon();
         let registry = rt.registry();
         let _ = FORK_GUARDS.try_with(|g| {
             *g.borrow_mut() = Some(ForkGuards {
@@ -1197,6 +1220,9 @@ extern "C" fn fork_child() {
         out.pid = std::process::id();
         out.forked_at = Some(clock::now_ns());
         DROPPED.store(0, Ordering::Relaxed);
+        // Threads of the parent waiting for the output lock do not exist
+        // here.
+        OUTPUT_WANTED.store(0, Ordering::Release);
         signals::after_fork();
         crate::usage::after_fork();
         drop(registry);

@@ -495,3 +495,35 @@ fn a_forked_child_never_truncates_a_parent_trace_whose_name_has_no_pid() {
     Trace::read(&dir.join(&child_name)).assert_complete(child);
     assert!(done.stderr.contains(&child_name), "stderr: {}", done.stderr);
 }
+
+/// `fork()` while two threads keep the writer thread's queue full: the
+/// fork handlers must get the output lock between two chunks, not when the
+/// queue is empty (the threads stop only after the forks, so waiting for
+/// an empty queue would hang). The parent's trace is complete.
+#[test]
+fn fork_while_threads_keep_the_writer_busy_does_not_wait_for_them() {
+    let dir = Scratch::new("fork-busy");
+    let done = run(&mut command(&program("e2e_fork_busy"), &dir.path));
+    assert!(done.status.success(), "stderr: {}", done.stderr);
+    assert_eq!(done.printed("forks").as_deref(), Some("5"));
+    let name = format!("perfflow.array.{}.{}.pfw", done.host(), done.pid());
+    assert_eq!(
+        pfw_names(&dir.path),
+        [name.as_str()],
+        "children leave no file"
+    );
+    let text = fs::read_to_string(dir.join(&name)).expect("read the trace");
+    assert!(text.ends_with("]\n"), "the array is closed");
+    let last = text
+        .trim_end()
+        .trim_end_matches(']')
+        .trim_end()
+        .rsplit('\n')
+        .next()
+        .unwrap();
+    let summary: Value = serde_json::from_str(last).expect("last line is JSON");
+    assert_eq!(summary["name"], "perfflow_runtime", "{last}");
+    let calls: u64 = done.printed("calls").unwrap().parse().unwrap();
+    assert_eq!(summary["args"]["events_written"], 2 * calls, "{last}");
+    assert_eq!(summary["args"]["events_dropped"], 0, "{last}");
+}
