@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: installs what is missing, builds and installs perfflow, compiles
 # the annotated example workflow through the plugin exactly as a user would,
-# runs it, and summarises the trace it leaves.
+# runs it, and summarises the trace it leaves; then runs it once more under
+# perfflow-monitor, which writes the job's metrics and an HTML report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh
@@ -25,4 +26,13 @@ echo "== trace: $trace"
 "$prefix/bin/perfflow-trace" check "$trace"
 "$prefix/bin/perfflow-trace" summary "$trace"
 echo
+echo "== running it again under perfflow-monitor"
+(cd "$out" && "$prefix/bin/perfflow-monitor" -i 50ms -r -e csv -d monitor --name demo -- ./workflow)
+echo "metrics:  $(ls -d "$out"/monitor/metrics/*.json | tr '\n' ' ')"
+echo "report:   $(ls "$out"/monitor/job-report-*.html)"
+monitored=$(ls -t "$out"/perfflow.array.*.pfw | head -n 1)
+echo
 echo "Open it in Perfetto: https://ui.perfetto.dev -> Open trace file -> $trace"
+echo "The monitored run's trace and the node's counters, to open together:"
+echo "  $monitored"
+echo "  $(ls "$out"/monitor/perfflow.monitor.*.pfw)"
