@@ -185,12 +185,26 @@ fn unknown_flags_and_stray_words_are_refused() {
 }
 
 #[test]
-fn merge_takes_one_directory() {
+fn merge_takes_one_directory_and_optionally_exports_and_a_report() {
     assert_eq!(
         parse(["merge", "/r"]).unwrap(),
-        Invocation::Merge(PathBuf::from("/r"))
+        Invocation::Merge {
+            dir: PathBuf::from("/r"),
+            exports: vec![],
+            report: false
+        }
+    );
+    assert_eq!(
+        parse(["merge", "/r", "-e", "csv", "parquet", "-r"]).unwrap(),
+        Invocation::Merge {
+            dir: PathBuf::from("/r"),
+            exports: vec![ExportFormat::Csv, ExportFormat::Parquet],
+            report: true
+        }
     );
     assert!(refusal(&["merge"]).contains("merge"));
+    assert!(refusal(&["merge", "/r", "extra"]).contains("`extra`"));
+    assert!(refusal(&["merge", "/r", "-e", "orc"]).contains("not supported"));
 }
 
 #[test]
@@ -235,4 +249,12 @@ fn without_a_job_the_monitor_asks_for_pid_or_a_command() {
         err.contains("--pid") && err.contains("SLURM_JOB_ID"),
         "{err}"
     );
+}
+
+#[test]
+fn odd_words_and_huge_durations_are_usage_errors_not_crashes() {
+    assert!(refusal(&["-é"]).contains("`-é`"));
+    assert!(refusal(&["-i", "99999999999999999999999"]).contains("longest interval"));
+    assert!(refusal(&["--host-name", "a/b"]).contains("`a/b`"));
+    assert!(refusal(&["--host-name", ".."]).contains("`..`"));
 }

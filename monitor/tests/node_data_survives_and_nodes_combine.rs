@@ -100,3 +100,87 @@ fn merge_of_a_directory_without_node_data_says_what_is_missing() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains(".nodes"));
 }
+
+#[test]
+fn a_second_monitor_with_the_same_node_name_and_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut job = sleeper(60.0);
+    let mut first = monitor(tmp.path());
+    first
+        .args(["-i", "100ms", "--host-name", "same", "-d", "out", "--pid"])
+        .arg(job.id().to_string());
+    let mut first = spawn_sampling(
+        first,
+        &out.join("perfflow-monitor.same.log"),
+        Duration::ZERO,
+    );
+
+    let mut second = monitor(tmp.path());
+    second.args([
+        "-i",
+        "100ms",
+        "--host-name",
+        "same",
+        "-d",
+        "out",
+        "--",
+        "true",
+    ]);
+    let o = run(second, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("same.jsonl") && stderr.contains("another perfflow-monitor"),
+        "{stderr}"
+    );
+    // The first one's data and log are untouched and it goes on.
+    std::thread::sleep(Duration::from_millis(400));
+    let _ = job.kill();
+    let _ = job.wait();
+    let status = first.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(node_rows(&metrics(&out).join(".nodes/same.jsonl"), "cpu") >= 3);
+    let log = std::fs::read_to_string(out.join("perfflow-monitor.same.log")).unwrap();
+    assert!(log.contains("sources:"), "{log}");
+}
+
+#[test]
+fn node_files_of_an_earlier_job_are_left_out_and_merge_remakes_the_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    for host in ["earlier", "later"] {
+        let mut c = monitor(tmp.path());
+        c.args([
+            "-i",
+            "100ms",
+            "--host-name",
+            host,
+            "-d",
+            "out",
+            "--",
+            "sleep",
+            "0.3",
+        ]);
+        let o = run(c, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
+    assert_eq!(cpu["host_names"], serde_json::json!(["later"]));
+
+    let mut m = monitor(tmp.path());
+    m.args(["merge", "out", "-e", "csv"]);
+    let o = run(m, Duration::from_secs(30));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("cpu_metrics.csv")).expect("merge wrote the CSV");
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with("later,")),
+        "{csv}"
+    );
+    assert!(csv.lines().count() > 1);
+}

@@ -95,8 +95,16 @@ impl Config {
 pub enum Invocation {
     /// Monitor a job.
     Run(Box<Config>),
-    /// Combine the node files of a results directory again.
-    Merge(PathBuf),
+    /// Combine the node files of a results directory again, then make the
+    /// exports and the report asked for.
+    Merge {
+        /// The results directory (or its `metrics` directory).
+        dir: PathBuf,
+        /// `-e` formats.
+        exports: Vec<ExportFormat>,
+        /// `-r`.
+        report: bool,
+    },
     /// Print the help.
     Help,
     /// Print the version.
@@ -179,7 +187,21 @@ pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
             "{flag}: `{text}` is shorter than the shortest interval, 1ms"
         ));
     }
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds).or_else(|_| {
+        err(format!(
+            "{flag}: `{text}` is longer than the longest interval this monitor can wait"
+        ))
+    })
+}
+
+/// A node name becomes part of file names: it must be one path component.
+pub fn check_host_name(flag: &str, name: &str) -> Result<(), UsageError> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
+        return err(format!(
+            "{flag}: `{name}` cannot name a node; expected a name without `/` (it becomes part of file names)"
+        ));
+    }
+    Ok(())
 }
 
 /// The flags that take one value, with their long names.
@@ -254,7 +276,7 @@ where
             _ if word.len() > 2
                 && word.starts_with('-')
                 && !word.starts_with("--")
-                && value_flag(&word[..2]).is_some() =>
+                && word.get(..2).and_then(value_flag).is_some() =>
             {
                 (word[..2].to_string(), Some(word[2..].to_string()))
             }
@@ -286,7 +308,10 @@ where
                 "--partition" => set_once(&mut c.partition, &name, value)?,
                 "--env" => set_once(&mut c.env, &name, value)?,
                 "--name" => set_once(&mut c.name, &name, value)?,
-                "--host-name" => set_once(&mut c.host_name, &name, value)?,
+                "--host-name" => {
+                    check_host_name(&name, &value)?;
+                    set_once(&mut c.host_name, &name, value)?
+                }
                 "--pid" => match value.trim().parse::<i32>() {
                     Ok(p) if p > 0 => c.target = Target::Pid(p),
                     _ => {
@@ -346,15 +371,46 @@ where
 }
 
 fn parse_merge(rest: &[OsString]) -> Result<Invocation, UsageError> {
-    match rest {
-        [dir] if dir != "-h" && dir != "--help" => Ok(Invocation::Merge(PathBuf::from(dir))),
-        [h] if h == "-h" || h == "--help" => Ok(Invocation::Help),
-        [] => err("merge: expected the results directory, as in `perfflow-monitor merge DIR`"),
-        _ => err(format!(
-            "merge: expected one directory, got {} arguments",
-            rest.len()
-        )),
+    let dir = match rest.first() {
+        Some(h) if h == "-h" || h == "--help" => return Ok(Invocation::Help),
+        Some(d) if !d.to_string_lossy().starts_with('-') => PathBuf::from(d),
+        _ => {
+            return err("merge: expected the results directory first, as in \
+                 `perfflow-monitor merge DIR [-r] [-e FMT...]`")
+        }
+    };
+    let (mut exports, mut report) = (Vec::new(), false);
+    let mut format_flag: Option<String> = None;
+    for word in &rest[1..] {
+        let word = word.to_string_lossy();
+        match word.as_ref() {
+            "-r" | "--gen-report" | "--gen_report" => {
+                report = true;
+                format_flag = None;
+            }
+            "-e" | "--export" => format_flag = Some(word.to_string()),
+            _ => match &format_flag {
+                Some(flag) if !word.starts_with('-') => {
+                    for v in word.split(',').filter(|v| !v.trim().is_empty()) {
+                        let f = parse_export(flag, v)?;
+                        if !exports.contains(&f) {
+                            exports.push(f);
+                        }
+                    }
+                }
+                _ => {
+                    return err(format!(
+                        "merge: unexpected `{word}`; expected `perfflow-monitor merge DIR [-r] [-e FMT...]`"
+                    ))
+                }
+            },
+        }
     }
+    Ok(Invocation::Merge {
+        dir,
+        exports,
+        report,
+    })
 }
 
 /// The text of `--help`.
@@ -372,7 +428,7 @@ USAGE:
     perfflow-monitor [OPTIONS]
     perfflow-monitor [OPTIONS] --pid PID
     perfflow-monitor [OPTIONS] -- COMMAND [ARGS...]
-    perfflow-monitor merge DIR
+    perfflow-monitor merge DIR [-r] [-e FMT...]
 
 OPTIONS:
     -d, --save-dir DIR        base directory of the results (default: .)
@@ -396,8 +452,11 @@ OPTIONS:
     -V, --version             the version
 
 MERGE:
-    perfflow-monitor merge DIR   combines the node files under DIR/metrics
-                                 into the per-job files again
+    perfflow-monitor merge DIR [-r] [-e FMT...]
+                                 combines the node files under DIR/metrics
+                                 into the per-job files again (for the job
+                                 of the node that started last), then makes
+                                 the exports and report asked for
 
 OUTPUT (under DIR[/NAME]):
     metrics/cpu_metrics.json, perf_metrics.json, nv_gpu_metrics.json,

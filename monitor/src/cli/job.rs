@@ -28,6 +28,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// The batch scheduler the job runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,22 +190,56 @@ fn is_work_step(step: &str, own_step: Option<&str>) -> bool {
     step.parse::<u64>().is_ok() && Some(step) != own_step
 }
 
-/// Runs a command and returns its standard output.
+/// How long a scheduler command may take before it is killed: a hung
+/// `scontrol` or `flux` must not hang the monitor.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Runs a command and returns its standard output; a command still running
+/// after [`COMMAND_TIMEOUT`] is killed and counts as failed.
 pub fn run_command(program: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(program)
+    let mut child = Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output()
+        .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{program} {} failed ({})",
-            args.join(" "),
-            out.status
-        ));
+    // Read the output on a thread, so a full pipe cannot stall the command.
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = std::io::Read::read_to_end(out, &mut buf);
+        }
+        buf
+    });
+    let deadline = std::time::Instant::now() + COMMAND_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                // Not joined: a process the command started may still hold
+                // the pipe open.
+                drop(reader);
+                return Err(format!(
+                    "{program} {} did not answer within {} s; killed",
+                    args.join(" "),
+                    COMMAND_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {program}: {e}")),
+        }
+    };
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("{program} {} failed ({status})", args.join(" ")));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// The processes of `job` on this node, without the monitor, its

@@ -49,17 +49,40 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             println!("perfflow-monitor {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Invocation::Merge(dir)) => {
+        Ok(Invocation::Merge {
+            dir,
+            exports,
+            report,
+        }) => {
             let metrics = metrics_dir_of(&dir);
-            match store::combine(&metrics) {
-                Ok(s) => {
+            let out_dir = metrics
+                .parent()
+                .map_or_else(|| dir.clone(), Path::to_path_buf);
+            let config = args::Config {
+                exports,
+                report,
+                ..args::Config::default()
+            };
+            let combined =
+                store::combine_and(&metrics, None, |_| post::post_process(&config, &out_dir));
+            match combined {
+                Ok((s, post)) => {
                     for (host, n) in &s.samples {
                         println!("{host}: {n} samples");
                     }
                     for f in &s.files {
                         println!("wrote {}", f.display());
                     }
-                    0
+                    match post {
+                        Ok(notes) => {
+                            notes.iter().for_each(|n| println!("{n}"));
+                            0
+                        }
+                        Err(e) => {
+                            eprintln!("perfflow-monitor merge: {e}");
+                            run::EXIT_FAILURE
+                        }
+                    }
                 }
                 Err(e) => {
                     eprintln!("perfflow-monitor merge: {e}");

@@ -19,7 +19,7 @@ use super::record;
 use super::signals::{self, Stop, StopReason};
 use super::store::{self, NodeStore};
 use super::trace::CounterTrace;
-use crate::{hardware_metadata, Error, ProcessDetail, Sampler, SamplerConfig, Snapshot};
+use crate::{hardware_metadata, ProcessDetail, Sampler, SamplerConfig, Snapshot};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -309,10 +309,9 @@ struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    fn open(config: &'a Config, log: &'a Log, host: &str, job_id: &str) -> Result<Self, Error> {
+    fn open(config: &'a Config, log: &'a Log, host: &str, job_id: &str, store: NodeStore) -> Self {
         let out_dir = config.out_dir();
         let metrics_dir = out_dir.join("metrics");
-        let store = NodeStore::create(&metrics_dir, host)?;
         let about = json!({
             "interval_ms": config.interval.as_secs_f64() * 1e3,
             "job_id": job_id,
@@ -321,7 +320,7 @@ impl<'a> Recorder<'a> {
         let trace = CounterTrace::create(&out_dir, host, std::process::id(), &about)
             .map_err(|e| log.warn(&format!("cannot write the counter trace: {e}")))
             .ok();
-        Ok(Recorder {
+        Recorder {
             config,
             log,
             metrics_dir,
@@ -336,7 +335,7 @@ impl<'a> Recorder<'a> {
                 stop_reason: None,
             },
             reported: 0,
-        })
+        }
     }
 
     /// Holds one snapshot until the next checkpoint.
@@ -392,7 +391,7 @@ impl<'a> Recorder<'a> {
         }
         let out_dir = self.config.out_dir();
         let config = self.config;
-        let combined = store::combine_and(&self.metrics_dir, |_| {
+        let combined = store::combine_and(&self.metrics_dir, Some(&followed.job.id), |_| {
             super::post::post_process(config, &out_dir)
         });
         match combined {
@@ -515,6 +514,10 @@ pub fn run(config: &Config) -> i32 {
         return EXIT_FAILURE;
     }
     let host = host_name(config);
+    if let Err(e) = super::args::check_host_name("the node name", &host) {
+        eprintln!("perfflow-monitor: {e}");
+        return EXIT_FAILURE;
+    }
     let out_dir = config.out_dir();
     let metrics_dir = out_dir.join("metrics");
     if let Err(e) = std::fs::create_dir_all(&metrics_dir) {
@@ -524,6 +527,15 @@ pub fn run(config: &Config) -> i32 {
         );
         return EXIT_FAILURE;
     }
+    // Before anything is started: a node that cannot keep its data (or
+    // whose name another monitor here already uses) ends at once.
+    let store = match NodeStore::create(&metrics_dir, &host) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("perfflow-monitor: cannot write node data: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let log = Log::open(
         &out_dir.join(format!("perfflow-monitor.{host}.log")),
         config.verbose,
@@ -577,13 +589,7 @@ pub fn run(config: &Config) -> i32 {
         .map(ToString::to_string)
         .collect();
     log.info(&format!("sources: {}", names.join(", ")));
-    let mut recorder = match Recorder::open(config, &log, &host, &followed.job.id) {
-        Ok(r) => r,
-        Err(e) => {
-            log.warn(&format!("cannot write node data: {e}"));
-            return finish_command(&mut followed, &stop, &log, EXIT_FAILURE);
-        }
-    };
+    let mut recorder = Recorder::open(config, &log, &host, &followed.job.id, store);
     recorder.checkpoint(&followed, &sampler);
 
     let progress = std::io::stderr().is_terminal();
@@ -662,11 +668,14 @@ fn finish_command(followed: &mut Followed, stop: &Stop, log: &Log, default: i32)
             }
         }
     }
-    match followed.exit_status {
-        Some(s) => {
+    match (followed.exit_status, stop.reason()) {
+        (Some(s), _) => {
             log.info(&format!("the command exited with status {s}"));
             s
         }
-        None => default,
+        // Stopped by a signal while the command runs on: end as killed by
+        // it, not as a success.
+        (None, Some(StopReason::Signal(sig))) => 128 + sig,
+        (None, _) => default,
     }
 }

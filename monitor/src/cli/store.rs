@@ -73,7 +73,10 @@ pub struct NodeStore {
 }
 
 impl NodeStore {
-    /// Creates (or empties) the files of node `host` under `metrics_dir`.
+    /// Creates (or empties) the files of node `host` under `metrics_dir`,
+    /// and locks the data file for the life of the store: a second monitor
+    /// with the same node name and results directory is refused instead of
+    /// overwriting this one's data.
     pub fn create(metrics_dir: &Path, host: &str) -> Result<NodeStore, Error> {
         let dir = metrics_dir.join(NODES_DIR);
         std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
@@ -81,9 +84,25 @@ impl NodeStore {
         let file = OpenOptions::new()
             .create(true)
             .write(true)
-            .truncate(true)
+            .truncate(false)
             .open(&data_path)
             .map_err(|e| io_err(&data_path, e))?;
+        // SAFETY: `file` is an open descriptor for the duration of the call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            let e = if e.kind() == io::ErrorKind::WouldBlock {
+                io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "another perfflow-monitor is writing this node's data (same node name and \
+                     results directory); give each its own -p or --host-name",
+                )
+            } else {
+                e
+            };
+            return Err(io_err(&data_path, e));
+        }
+        file.set_len(0).map_err(|e| io_err(&data_path, e))?;
         Ok(NodeStore {
             meta_path: dir.join(format!("{host}.meta.json")),
             data_path,
@@ -196,7 +215,13 @@ fn read_node_file(path: &Path, data: &mut BTreeMap<MetricFile, FileData>) -> usi
     };
     let mut rows = 0;
     for line in BufReader::new(f).lines() {
-        let Ok(line) = line else { break };
+        // A line that is not UTF-8 (a torn write) is skipped like any line
+        // that does not parse; the read stops only at an I/O error.
+        let line = match line {
+            Ok(line) => line,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => continue,
+            Err(_) => break,
+        };
         let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -286,15 +311,20 @@ fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
 /// Combines every node's files under `metrics_dir` into the per-job files.
 /// Holds the combination lock while reading and writing.
 pub fn combine(metrics_dir: &Path) -> Result<CombineSummary, Error> {
-    combine_and(metrics_dir, |_| ()).map(|(summary, ())| summary)
+    combine_and(metrics_dir, None, |_| ()).map(|(summary, ())| summary)
 }
 
 /// [`combine`], then `after` (exports and the report made from the per-job
 /// files), still under the combination lock: several nodes finishing at
 /// once never write those outputs at the same time, and the last one to
 /// finish leaves them complete.
+///
+/// Only the nodes of one job are combined: `job_id`, or without it (a
+/// merge by hand) the job of the node that started last. Node files left
+/// in the directory by another job are left out.
 pub fn combine_and<R>(
     metrics_dir: &Path,
+    job_id: Option<&str>,
     after: impl FnOnce(&CombineSummary) -> R,
 ) -> Result<(CombineSummary, R), Error> {
     let nodes_dir = metrics_dir.join(NODES_DIR);
@@ -304,7 +334,24 @@ pub fn combine_and<R>(
         });
     }
     let _guard = lock(metrics_dir)?;
-    let metas = read_node_metas(&nodes_dir);
+    let mut metas = read_node_metas(&nodes_dir);
+    let job_of = |m: &Value| match &m["job"]["job_id"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let job_id = match job_id {
+        Some(j) => Some(j.to_string()),
+        None => metas
+            .values()
+            .max_by(|a, b| {
+                let start = |m: &Value| m["start_time"].as_f64().unwrap_or(0.0);
+                start(a).total_cmp(&start(b))
+            })
+            .map(job_of),
+    };
+    if let Some(job_id) = &job_id {
+        metas.retain(|_, m| &job_of(m) == job_id);
+    }
     let mut data: BTreeMap<MetricFile, FileData> = BTreeMap::new();
     let mut nodes: BTreeSet<String> = metas.keys().cloned().collect();
     let mut data_files: Vec<PathBuf> = std::fs::read_dir(&nodes_dir)
@@ -315,9 +362,15 @@ pub fn combine_and<R>(
         .collect();
     data_files.sort();
     for p in &data_files {
-        if let Some(stem) = p.file_stem() {
-            nodes.insert(stem.to_string_lossy().into_owned());
+        let Some(stem) = p.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        // With metadata known, a data file belongs to the job through its
+        // node's metadata file.
+        if job_id.is_some() && !metas.contains_key(&stem) {
+            continue;
         }
+        nodes.insert(stem);
         read_node_file(p, &mut data);
     }
 
