@@ -28,7 +28,7 @@ use crate::error::Error;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +68,8 @@ pub struct NodeStore {
     meta_path: PathBuf,
     file: File,
     pending: Vec<u8>,
+    /// Bytes of whole lines in the data file.
+    written: u64,
     known_units: HashSet<(MetricFile, String)>,
     rows: usize,
 }
@@ -108,6 +110,7 @@ impl NodeStore {
             data_path,
             file,
             pending: Vec::new(),
+            written: 0,
             known_units: HashSet::new(),
             rows: 0,
         })
@@ -148,12 +151,17 @@ impl NodeStore {
         }
     }
 
-    /// Appends the held rows and syncs them to disk.
+    /// Appends the held rows and syncs them to disk. When the write fails
+    /// (a full disk), the file is cut back to its last whole line and the
+    /// rows stay held for the next checkpoint, so none is written twice.
     pub fn checkpoint(&mut self) -> Result<(), Error> {
         if !self.pending.is_empty() {
-            self.file
-                .write_all(&self.pending)
-                .map_err(|e| io_err(&self.data_path, e))?;
+            if let Err(e) = self.file.write_all(&self.pending) {
+                let _ = self.file.set_len(self.written);
+                let _ = self.file.seek(SeekFrom::Start(self.written));
+                return Err(io_err(&self.data_path, e));
+            }
+            self.written += self.pending.len() as u64;
             self.pending.clear();
         }
         self.file
