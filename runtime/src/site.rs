@@ -89,8 +89,8 @@ impl Pointcut {
     }
 }
 
-/// `enum perfflow_flow`. Recorded in the site; flow arrows are not written
-/// yet (they plug into the decoder as Chrome `s`/`f` events).
+/// `enum perfflow_flow`. The decoder turns it into Chrome `s`/`f` flow
+/// events (see `decode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Flow {

@@ -33,12 +33,8 @@ pub(crate) struct TextReader {
 const INITIAL: usize = 16 * 1024;
 
 impl TextReader {
-    /// The text of the last read (after [`TextReader::reread`]).
-    pub(crate) fn reread_text(&mut self) -> &str {
-        self.text()
-    }
-
-    fn text(&mut self) -> &str {
+    /// The text of the last read.
+    pub(crate) fn text(&mut self) -> &str {
         if std::str::from_utf8(&self.bytes).is_err() {
             self.bytes = String::from_utf8_lossy(&self.bytes)
                 .into_owned()
@@ -78,24 +74,31 @@ impl TextReader {
     /// so a read that ends short of the last [`PAGE_SLACK`] bytes of the
     /// first page is complete; otherwise reading continues at the offset
     /// reached until the kernel returns 0.
-    pub(crate) fn reread(&mut self, f: &File, path: &Path) -> Result<&str, Error> {
-        self.bytes.clear();
-        let mut chunk = vec![0u8; INITIAL];
+    /// The text is left in the reader: take it with [`TextReader::text`].
+    pub(crate) fn reread(&mut self, f: &File, path: &Path) -> Result<(), Error> {
+        // Read straight into the reused buffer: no allocation once it has
+        // grown to the largest file.
+        let mut len = 0;
         loop {
-            let offset = self.bytes.len() as u64;
+            self.bytes.resize(len + INITIAL, 0);
             let n = loop {
-                match f.read_at(&mut chunk, offset) {
+                match f.read_at(&mut self.bytes[len..], len as u64) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Error::io(path, e)),
+                    Err(e) => {
+                        self.bytes.clear();
+                        return Err(Error::io(path, e));
+                    }
                 }
             };
-            self.bytes.extend_from_slice(&chunk[..n]);
-            if n == 0 || (offset == 0 && n < 4096 - PAGE_SLACK) {
+            let first = len == 0;
+            len += n;
+            if n == 0 || (first && n < 4096 - PAGE_SLACK) {
                 break;
             }
         }
-        Ok(self.text())
+        self.bytes.truncate(len);
+        Ok(())
     }
 }
 
@@ -124,7 +127,7 @@ impl KeptFile {
         let Some(f) = self.file.as_ref() else {
             return Err(Error::io(&self.path, std::io::ErrorKind::NotFound.into()));
         };
-        if let Err(e) = reader.reread(f, &self.path).map(|_| ()) {
+        if let Err(e) = reader.reread(f, &self.path) {
             self.file = None;
             return Err(e);
         }

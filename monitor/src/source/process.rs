@@ -341,14 +341,14 @@ fn read_kept<'r>(
     }
     match kept.as_ref() {
         Some(f) => {
-            if let Err(e) = reader.reread(f, Path::new("")).map(|_| ()) {
+            if let Err(e) = reader.reread(f, Path::new("")) {
                 let p = path();
                 return Err(match e {
                     Error::Io { source, .. } => Error::io(&p, source),
                     other => other,
                 });
             }
-            Ok(reader.reread_text())
+            Ok(reader.text())
         }
         None => Err(Error::io(&path(), std::io::ErrorKind::NotFound.into())),
     }
