@@ -123,8 +123,7 @@ impl Snapshot {
         if let Some(p) = &self.perf {
             for e in &p.events {
                 if e.name == "task-clock" {
-                    // ns of CPU per s of wall time = CPUs busy.
-                    o.f("perf task-clock (CPUs)", e.per_s.map(|v| v / 1e9));
+                    o.f("perf task-clock (CPUs)", p.derived.cpus_utilized);
                 } else {
                     o.f(format!("perf {} (1/s)", e.name), e.per_s);
                 }

@@ -9,25 +9,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a Unix time in seconds.
 pub fn utc_text(unix_s: f64) -> String {
-    let ms = (unix_s * 1000.0).max(0.0) as u64;
-    let (secs, ms) = (ms / 1000, ms % 1000);
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = crate::report::html::Utc::of(unix_s);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.milli
     )
 }
 

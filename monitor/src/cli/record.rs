@@ -248,7 +248,14 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
                 ),
                 None if SOFTWARE_EVENTS.contains(&e.name.as_str()) => {
                     let name = key_part(&e.name);
-                    if e.name == "task-clock" || e.name == "cpu-clock" {
+                    if e.name == "task-clock" {
+                        row.f(
+                            format!("software_events.{name}"),
+                            "CPUs",
+                            p.derived.cpus_utilized,
+                        );
+                    } else if e.name == "cpu-clock" {
+                        // ns of CPU per s of wall time = CPUs busy.
                         row.f(
                             format!("software_events.{name}"),
                             "CPUs",

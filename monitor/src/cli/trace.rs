@@ -32,17 +32,10 @@ use std::path::{Path, PathBuf};
 /// The trace file name of node `host` for monitor `pid`, after the
 /// runtime's `perfflow.<format>.<host>.<pid>.pfw`.
 pub fn file_name(host: &str, pid: u32) -> String {
-    let safe: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("perfflow.monitor.{safe}.{pid}.pfw")
+    format!(
+        "perfflow.monitor.{}.{pid}.pfw",
+        crate::report::plots::file_safe(host)
+    )
 }
 
 /// Writes counter events to a `.pfw` file.

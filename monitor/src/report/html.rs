@@ -324,25 +324,50 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// A Unix time as a UTC calendar date and time of day.
+pub struct Utc {
+    pub year: i64,
+    pub month: i64,
+    pub day: i64,
+    pub hour: i64,
+    pub minute: i64,
+    pub second: i64,
+    pub milli: i64,
+}
+
+impl Utc {
+    /// The calendar date and time of `unix` seconds (before 1970 too).
+    pub fn of(unix: f64) -> Utc {
+        let ms = (unix * 1000.0).floor() as i64;
+        let secs = ms.div_euclid(1000);
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        Utc {
+            year: yoe + era * 400 + i64::from(month <= 2),
+            month,
+            day,
+            hour: rem / 3600,
+            minute: rem % 3600 / 60,
+            second: rem % 60,
+            milli: ms.rem_euclid(1000),
+        }
+    }
+}
+
 /// Unix seconds as `YYYY-MM-DD hh:mm:ss UTC`.
 pub fn utc(unix: f64) -> String {
-    let secs = unix.floor() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = Utc::of(unix);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
