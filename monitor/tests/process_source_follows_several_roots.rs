@@ -95,8 +95,10 @@ fn a_tree_interval_keeps_the_children_found_last_until_it_has_passed() {
             ..SamplerConfig::default()
         })
     };
-    let mut slow = sampler(Duration::from_secs(3600));
+    let interval = Duration::from_secs(2);
+    let mut slow = sampler(interval);
     let mut every = sampler(Duration::ZERO);
+    let first_read = std::time::Instant::now();
     assert_eq!(pids(&mut slow), Some(vec![root]));
     assert_eq!(pids(&mut every), Some(vec![root]));
 
@@ -114,11 +116,19 @@ fn a_tree_interval_keeps_the_children_found_last_until_it_has_passed() {
         .into_iter()
         .find(|&p| p != root)
         .unwrap();
+    assert!(
+        first_read.elapsed() < interval,
+        "the child took too long to start"
+    );
     assert_eq!(
         pids(&mut slow),
         Some(vec![root]),
         "the tree is not read again before the interval has passed"
     );
+    std::thread::sleep(interval.saturating_sub(first_read.elapsed()) + Duration::from_millis(50));
+    let mut both = vec![root, child];
+    both.sort();
+    assert_eq!(pids(&mut slow), Some(both), "read again once it has passed");
     // SAFETY: signalling a process this test started.
     unsafe { libc::kill(child, libc::SIGKILL) };
     end(sh);

@@ -69,4 +69,8 @@ fn dom_of_the_report_has_every_plot_as_an_image() {
         !dom.contains("<script>alert"),
         "the hostile name became markup"
     );
+    assert!(
+        dom.contains("&lt;script&gt;alert(") && dom.contains("&amp; &lt;b&gt;co&lt;/b&gt;"),
+        "the hostile name is not shown as text"
+    );
 }

@@ -289,6 +289,7 @@ fn nested_sites_produce_matching_begin_and_end_events_in_stack_order() {
 #[test]
 fn timestamps_are_epoch_microseconds_with_nanosecond_decimals() {
     let (dir, run) = build_and_run("timestamps", "nested", Link::Static, &[]);
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
     let now_us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock after 1970")
@@ -463,6 +464,7 @@ fn eight_threads_recording_200k_events_each_keep_memory_flat_and_lose_nothing() 
 #[test]
 fn before_and_after_pointcuts_produce_instant_events() {
     let (dir, run) = build_and_run("instants", "pointcuts", Link::Static, &[]);
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
     let events = run.trace_events();
     let before: Vec<_> = events
         .iter()
@@ -485,6 +487,7 @@ fn before_and_after_pointcuts_produce_instant_events() {
 #[test]
 fn async_pointcuts_produce_paired_async_events_with_the_scope_as_category() {
     let (dir, run) = build_and_run("async", "pointcuts", Link::Static, &[]);
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
     let events = run.trace_events();
     let pick =
         |name: &str| -> Vec<&Value> { events.iter().filter(|e| e["name"] == name).collect() };
@@ -577,6 +580,7 @@ fn upstream_abi_in_a_cxx_program_demangles_templates_and_operators() {
 #[test]
 fn region_api_records_named_regions_even_from_a_reused_buffer() {
     let (dir, run) = build_and_run("regions", "upstream_abi", Link::Static, &[]);
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
     let events: Vec<Value> = run
         .trace_events()
         .into_iter()
@@ -705,11 +709,9 @@ fn shared_library_build_links_and_traces() {
     let ldd = Command::new("ldd")
         .arg(dir.join("nested"))
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    if !ldd.is_empty() {
-        assert!(ldd.contains("libperfflow_runtime.so"), "ldd: {ldd}");
-    }
+        .expect("ldd (part of the C library) runs");
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    assert!(ldd.contains("libperfflow_runtime.so"), "ldd: {ldd}");
     fs::remove_dir_all(dir).ok();
 }
 

@@ -589,6 +589,7 @@ fn flow_out_and_flow_in_on_one_scope_pair_by_count_with_distinct_ids() {
     assert_eq!(outs.len(), 3, "{flows:?}");
     assert_eq!(outs, ins, "the k-th out pairs with the k-th in");
     let mut distinct = outs.clone();
+    distinct.sort();
     distinct.dedup();
     assert_eq!(distinct.len(), 3, "each pair has its own id: {outs:?}");
     // inout: an arrival at entry and a departure at exit on its own scope,

@@ -8,8 +8,13 @@
   { ptr, ptr, ptr, i32, ptr } { ptr @other, ptr @.other, ptr @.file, i32 1, ptr null },
   { ptr, ptr, ptr, i32, ptr } { ptr @bad, ptr @.bad, ptr @.file, i32 2, ptr null }], section "llvm.metadata"
 
-; CHECK-NOT: __perfflow_site
-; CHECK-NOT: perfflow_site_enter
+; CHECK-NOT: perfflow
+; CHECK-LABEL: define void @other()
+; CHECK-NEXT: ret void
+; CHECK-NOT: perfflow
+; CHECK-LABEL: define void @bad()
+; CHECK-NEXT: ret void
+; CHECK-NOT: perfflow
 define void @other() nounwind {
   ret void
 }

@@ -1,8 +1,9 @@
-/* Forks inside an open slice after three complete ones. The child makes ten
- * calls of its own, leaves the slice it inherited and exits; the parent
- * waits, makes one more call and leaves its slice. */
+/* Forks inside an open slice after three complete ones, 5 ms after entering
+ * it. The child makes ten calls of its own, leaves the slice it inherited
+ * and exits; the parent waits, makes one more call and leaves its slice. */
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "common.h"
 
@@ -18,6 +19,8 @@ int main(void) {
         perfflow_site_exit(&before_site);
     }
     perfflow_site_enter(&around_site);
+    struct timespec pause_5ms = {0, 5 * 1000 * 1000};
+    nanosleep(&pause_5ms, NULL);
     pid_t child = fork();
     if (child < 0)
         return 2;
