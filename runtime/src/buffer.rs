@@ -441,13 +441,9 @@ impl Output {
     fn sink(&mut self) -> Option<&mut ChromeJsonWriter<File>> {
         if let Some(fork_ns) = self.forked_at.take() {
             self.sink = self.config.open_sink(self.pid);
-            signals::install();
             if self.sink.is_some() {
                 start_writer();
-                if self.config.options.sampler {
-                    let options = &self.config.options;
-                    sampler::start(options.sampler_interval, options.sampler_metrics.clone());
-                }
+                start_services(&self.config.options);
             }
             if let Some(sink) = self.sink.as_mut() {
                 for decoder in self.decoders.values_mut() {
@@ -625,7 +621,8 @@ fn thread_name(tid: u32) -> Option<String> {
     read_comm(&format!("/proc/self/task/{tid}/comm"))
 }
 
-fn current_tid() -> u32 {
+/// The calling thread's kernel id.
+pub(crate) fn current_tid() -> u32 {
     // SAFETY: gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }
@@ -634,15 +631,37 @@ extern "C" fn flush_at_exit() {
     let _ = catch_unwind(finish);
 }
 
+/// Starts what runs beside a traced program: the watcher of fatal signals
+/// and, with `sampler=True`, the metric sampler, which writes through the
+/// runtime at once. Called once the runtime exists, and again in a forked
+/// child when it creates its own trace.
+fn start_services(options: &Options) {
+    signals::install();
+    if options.sampler {
+        sampler::start(options.sampler_interval, options.sampler_metrics.clone());
+    }
+}
+
 impl Runtime {
+    /// The runtime, started by the first caller; its service threads start
+    /// right after it exists (cold paths only: first event, fork).
     fn get() -> &'static Runtime {
-        RUNTIME.get_or_init(Runtime::start)
+        static SERVICES: std::sync::Once = std::sync::Once::new();
+        let rt = RUNTIME.get_or_init(Runtime::start);
+        SERVICES.call_once(|| {
+            if ENABLED.load(Ordering::Relaxed) {
+                let options = rt.output().config.options.clone();
+                start_services(&options);
+            }
+        });
+        rt
     }
 
     /// Starts tracing (cold, once per process): reads `PERFFLOW_OPTIONS`,
     /// works out the instance path, creates the trace file, and registers
-    /// the exit, fork and signal handlers. The writer thread is started by
-    /// the first hand-off, once the runtime exists.
+    /// the exit and fork handlers. Signal and sampler threads start in
+    /// [`Runtime::get`] once the runtime exists, the writer thread at the
+    /// first hand-off.
     fn start() -> Runtime {
         let (options, warnings) = Options::from_env();
         for warning in &warnings {
@@ -676,13 +695,6 @@ impl Runtime {
                     );
                 }
                 libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-            }
-            signals::install();
-            if config.options.sampler {
-                sampler::start(
-                    config.options.sampler_interval,
-                    config.options.sampler_metrics.clone(),
-                );
             }
         }
         Runtime {
@@ -920,9 +932,10 @@ fn start_writer() {
     }
 }
 
-/// Runs `write` on the trace writer, unless the trace is complete or
-/// tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool {
+/// Runs `write` on the trace writer, with the trace's clock pairing (to put
+/// monotonic times on the spans' time base), unless the trace is complete
+/// or tracing is off; returns whether it ran. Used by the metric sampler.
+pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>, &Epoch)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
@@ -934,9 +947,10 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool
         if out.finished || out.pid != std::process::id() {
             false
         } else {
+            let epoch = out.cx.epoch;
             match out.sink() {
                 Some(sink) if sink.is_open() => {
-                    write(sink);
+                    write(sink, &epoch);
                     true
                 }
                 _ => false,
@@ -947,17 +961,6 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>)) -> bool
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
     written
-}
-
-/// Waits (at most a few seconds) until the runtime's start-up is complete;
-/// for threads that start-up itself spawns.
-pub(crate) fn wait_until_started() {
-    for _ in 0..500 {
-        if RUNTIME.get().is_some() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// Final flush: formats every queued and published record and completes

@@ -183,10 +183,6 @@ impl DecodeContext {
         }
     }
 
-    fn fresh_id(&mut self) -> u64 {
-        next_async_id()
-    }
-
     /// The id shared by the n-th enter and the n-th exit of `site`: chosen
     /// by whichever of the two is decoded first, taken by the other.
     fn sequence_id(&mut self, site: *const Site, n: u64) -> u64 {
@@ -488,7 +484,7 @@ impl ThreadDecoder {
                         (Some(id), _) => id,
                         (None, Some(n)) => cx.sequence_id(site_ptr, n),
                         (None, None) => {
-                            let id = cx.fresh_id();
+                            let id = next_async_id();
                             self.open_async.push((site_ptr, id));
                             id
                         }
@@ -509,7 +505,7 @@ impl ThreadDecoder {
                     }
                 },
                 (Pointcut::BeforeAsync, Kind::Enter) | (Pointcut::AfterAsync, Kind::Exit) => {
-                    let id = cx.fresh_id();
+                    let id = next_async_id();
                     emit(sink, Phase::AsyncInstant(id));
                 }
                 // The other half of a one-sided pointcut: nothing to write.

@@ -380,8 +380,8 @@ pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
         .find(|spec| spec.key.eq_ignore_ascii_case(key))
 }
 
-/// Parses a boolean value.
-/// `100ms`, `2s`, `0.5s` (a bare number is milliseconds), at least 10 ms.
+/// Parses a duration: `100ms`, `2s`, `0.5s` (a bare number is
+/// milliseconds), at least 10 ms.
 fn duration(v: &str) -> Result<Duration, String> {
     let lower = v.to_ascii_lowercase();
     let (number, scale) = if let Some(n) = lower.strip_suffix("ms") {

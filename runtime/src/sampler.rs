@@ -48,9 +48,7 @@ fn run(interval: Duration, sources: Vec<Source>) {
     });
     let about = about.to_string();
     let hardware = hardware_metadata().to_json_value().to_string();
-    // Started from inside the runtime's start-up: wait until it is done.
-    crate::buffer::wait_until_started();
-    let open = crate::buffer::with_sink(|sink| {
+    let open = crate::buffer::with_sink(|sink, _| {
         sink.metadata_args(b"perfflow_sampler", pid, &about);
         sink.metadata_args(b"perfflow_hardware", pid, &hardware);
     });
@@ -60,15 +58,15 @@ fn run(interval: Duration, sources: Vec<Source>) {
     loop {
         std::thread::sleep(interval);
         let snapshot = sampler.sample();
+        // On the spans' time base (monotonic clock paired with the wall
+        // clock once), not the snapshot's wall-clock stamp, which a clock
+        // step would shift against the spans.
+        let sampled_ns = crate::clock::now_ns();
         let tracks = snapshot.tracks();
-        let open = crate::buffer::with_sink(|sink| {
+        let open = crate::buffer::with_sink(|sink, epoch| {
+            let ts_ns = epoch.to_epoch_ns(sampled_ns);
             for track in &tracks {
-                sink.counter(
-                    track.name.as_bytes(),
-                    pid,
-                    snapshot.timestamp_ns,
-                    &[("value", track.value)],
-                );
+                sink.counter(track.name.as_bytes(), pid, ts_ns, &[("value", track.value)]);
             }
         });
         if !open {

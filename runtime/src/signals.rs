@@ -137,27 +137,19 @@ pub(crate) fn spawn_service(
     name: &str,
     body: impl FnOnce() + Send + 'static,
 ) -> std::io::Result<()> {
-    // SAFETY: blocking all signals of the calling thread around the spawn,
-    // with valid sets; the new thread inherits the mask, the caller gets its
-    // own back.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let spawned = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                // SAFETY: gettid takes no arguments and cannot fail.
-                let tid = libc::syscall(libc::SYS_gettid) as u32;
-                if let Ok(mut tids) = SERVICE_TIDS.lock() {
-                    tids.push(tid);
-                }
-                body();
-            });
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        spawned.map(|_| ())
-    }
+    // Every signal blocked around the spawn: the new thread inherits the
+    // mask, the caller gets its own back when `masked` is dropped.
+    let masked = Masked::all();
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            if let Ok(mut tids) = SERVICE_TIDS.lock() {
+                tids.push(crate::buffer::current_tid());
+            }
+            body();
+        });
+    drop(masked);
+    spawned.map(|_| ())
 }
 
 fn start_watcher() -> std::io::Result<()> {

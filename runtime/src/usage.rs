@@ -17,23 +17,12 @@
 //! [`cpu_percent`] never touch a file.
 
 use std::io::Write;
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 /// CPU time consumed by the calling thread, in nanoseconds.
 #[inline]
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = MaybeUninit::<libc::timespec>::uninit();
-    // SAFETY: `ts` points to writable memory for one timespec.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, ts.as_mut_ptr()) };
-    if rc != 0 {
-        return 0;
-    }
-    // SAFETY: a successful call filled `ts`.
-    let ts = unsafe { ts.assume_init() };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
+    crate::clock::read(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// The resident set size in pages: the second field of `/proc/<pid>/statm`
