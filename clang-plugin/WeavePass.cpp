@@ -9,8 +9,9 @@
 //   2. runs it by handing the module to perfflow_weave_module() in Rust;
 //   3. turns the Rust outcome into PreservedAnalyses, or into an LLVM error
 //      diagnostic that fails the compilation;
-//   4. lends the weaver the one IR utility LLVM's C API lacks: splitting a
-//      block around a conditional call (perfflow_split_if_then).
+//   4. lends the weaver the two IR utilities LLVM's C API lacks: splitting a
+//      block around a conditional call (perfflow_split_if_then) and turning
+//      a call into an invoke (perfflow_call_to_invoke).
 //
 // The plugin entry point itself, llvmGetPassPluginInfo, is defined in Rust and
 // forwards to perfflow_plugin_info() below: a C++ definition inside the static
@@ -25,7 +26,9 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 // Outcome of weaving one module; mirrors `WeaveOutcome` in weaver/src/ffi.rs.
 enum PerfflowWeaveOutcome : int {
@@ -89,4 +92,23 @@ extern "C" LLVMValueRef perfflow_split_if_then(LLVMValueRef Cond,
       llvm::unwrap(Cond), llvm::unwrap<llvm::Instruction>(Before),
       /*Unreachable=*/false);
   return llvm::wrap(static_cast<llvm::Value *>(Then));
+}
+
+// Replaces the call `Call` by an invoke of the same callee, arguments,
+// operand bundles, attributes, calling convention and debug location that
+// unwinds to `Unwind` (a block starting with a landing pad). The block is
+// split after the call; the new block, the invoke's normal destination, is
+// returned. The invoke keeps the call's name.
+extern "C" LLVMBasicBlockRef perfflow_call_to_invoke(LLVMValueRef Call,
+                                                     LLVMBasicBlockRef Unwind) {
+  llvm::CallInst *CI = llvm::unwrap<llvm::CallInst>(Call);
+  llvm::BasicBlock *Head = CI->getParent();
+  std::string Name = CI->getName().str();
+  llvm::BasicBlock *Rest =
+      llvm::changeToInvokeAndSplitBasicBlock(CI, llvm::unwrap(Unwind));
+  // Created while the call still held the name, the invoke got a numbered
+  // variant of it; the call is gone now.
+  if (!Name.empty())
+    Head->getTerminator()->setName(Name);
+  return llvm::wrap(Rest);
 }

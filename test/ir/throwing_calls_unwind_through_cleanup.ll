@@ -1,12 +1,17 @@
 ; In a function that may unwind, calls that may throw become invokes into one
 ; cleanup landing pad that runs the exit advice and resumes. Existing landing
-; pads get the cleanup flag, and exit advice goes before every resume.
+; pads get the cleanup flag, and exit advice goes before every resume. Calls
+; with operand bundles and calls in a block whose address is taken become
+; invokes too, keeping their bundles and the block's address.
 
 @.str = private unnamed_addr constant [17 x i8] c"@critical_path()\00", section "llvm.metadata"
 @.file = private unnamed_addr constant [9 x i8] c"demo.cpp\00", section "llvm.metadata"
-@llvm.global.annotations = appending global [2 x { ptr, ptr, ptr, i32, ptr }] [
+@llvm.global.annotations = appending global [3 x { ptr, ptr, ptr, i32, ptr }] [
   { ptr, ptr, ptr, i32, ptr } { ptr @_Z6middlei, ptr @.str, ptr @.file, i32 1, ptr null },
-  { ptr, ptr, ptr, i32, ptr } { ptr @_Z7catcheri, ptr @.str, ptr @.file, i32 2, ptr null }], section "llvm.metadata"
+  { ptr, ptr, ptr, i32, ptr } { ptr @_Z7catcheri, ptr @.str, ptr @.file, i32 2, ptr null },
+  { ptr, ptr, ptr, i32, ptr } { ptr @_Z7bundledv, ptr @.str, ptr @.file, i32 3, ptr null }], section "llvm.metadata"
+@target = global ptr blockaddress(@_Z7bundledv, %taken)
+; CHECK: @target = global ptr blockaddress(@_Z7bundledv, %taken)
 
 @_ZTIi = external constant ptr
 declare i32 @_Z6throwsi(i32)
@@ -96,3 +101,15 @@ unwind:
 }
 
 declare i32 @llvm.eh.typeid.for(ptr) nounwind
+
+; CHECK-LABEL: define i32 @_Z7bundledv()
+; CHECK: {{^}}taken:
+; CHECK-NEXT: %r = invoke i32 @_Z6throwsi(i32 1) [ "tag"(i32 7) ]
+; CHECK-NEXT: to label %{{.+}} unwind label %perfflow.cleanup
+define i32 @_Z7bundledv() {
+entry:
+  br label %taken
+taken:
+  %r = call i32 @_Z6throwsi(i32 1) [ "tag"(i32 7) ]
+  ret i32 %r
+}

@@ -2,13 +2,12 @@
 //! reading constant expressions, call-site attributes, and the instruction
 //! surgery that turns a call into an invoke.
 
-use std::ffi::{c_char, c_uint, CString};
-use std::ptr;
+use std::ffi::{c_char, c_uint};
 
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use inkwell::llvm_sys::prelude::*;
-use inkwell::llvm_sys::{LLVMAttributeFunctionIndex, LLVMAttributeReturnIndex, LLVMOpcode};
+use inkwell::llvm_sys::{LLVMAttributeFunctionIndex, LLVMOpcode};
 
 /// Strips constant casts and GEPs (typed-pointer IR wraps annotation operands
 /// in them) down to the global they refer to.
@@ -144,14 +143,6 @@ pub fn is_intrinsic_call(call: LLVMValueRef) -> bool {
     called_function(call).is_some_and(|f| unsafe { LLVMGetIntrinsicID(f) != 0 })
 }
 
-/// Whether the call carries operand bundles (detected from the operand count,
-/// which works on every LLVM version): such calls are left as they are.
-pub fn has_operand_bundles(call: LLVMValueRef) -> bool {
-    // SAFETY: `call` is a call: operands are the arguments, bundle operands,
-    // then the callee.
-    unsafe { LLVMGetNumOperands(call) as u32 != LLVMGetNumArgOperands(call) + 1 }
-}
-
 /// Whether `call` is a `musttail` call (which must stay right before its ret).
 pub fn is_musttail(call: LLVMValueRef) -> bool {
     #[cfg(any(feature = "llvm18", feature = "llvm19", feature = "llvm20"))]
@@ -178,120 +169,4 @@ pub fn copy_debug_loc(from: LLVMValueRef, to: LLVMValueRef) {
             LLVMInstructionSetDebugLoc(to, loc);
         }
     }
-}
-
-/// Whether every use of `block` is a terminator or a PHI, i.e. its address is
-/// not taken, so it can be split by moving its head into a new block.
-pub fn block_is_splittable(block: LLVMBasicBlockRef) -> bool {
-    // SAFETY: walks the use list of the block value.
-    unsafe {
-        let mut u = LLVMGetFirstUse(LLVMBasicBlockAsValue(block));
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            if LLVMIsATerminatorInst(user).is_null() && LLVMIsAPHINode(user).is_null() {
-                return false;
-            }
-            u = LLVMGetNextUse(u);
-        }
-    }
-    true
-}
-
-/// Replaces `call` with an `invoke` of the same callee, arguments, calling
-/// convention, attributes, debug location and metadata, unwinding to
-/// `unwind`. The instructions before the call move into a new block that
-/// takes the place of the old one for its predecessors; the old block keeps
-/// the instructions after the call and becomes the invoke's normal successor.
-///
-/// # Safety
-/// `call` must be a non-musttail `call` without operand bundles in a block
-/// for which [`block_is_splittable`] holds; `unwind` must start with a
-/// landing pad of the same function.
-pub unsafe fn convert_call_to_invoke(
-    context: LLVMContextRef,
-    builder: LLVMBuilderRef,
-    call: LLVMValueRef,
-    unwind: LLVMBasicBlockRef,
-) {
-    let tail = LLVMGetInstructionParent(call);
-    let head = LLVMInsertBasicBlockInContext(context, tail, c"".as_ptr());
-
-    // 1. Predecessors now enter through the head block. PHIs in successors
-    //    keep naming the old block: it still holds the terminator.
-    let mut users = Vec::new();
-    let mut u = LLVMGetFirstUse(LLVMBasicBlockAsValue(tail));
-    while !u.is_null() {
-        users.push(LLVMGetUser(u));
-        u = LLVMGetNextUse(u);
-    }
-    for user in users {
-        if LLVMIsATerminatorInst(user).is_null() {
-            continue;
-        }
-        for i in 0..LLVMGetNumSuccessors(user) {
-            if LLVMGetSuccessor(user, i) == tail {
-                LLVMSetSuccessor(user, i, head);
-            }
-        }
-    }
-
-    // 2. Move everything before the call into the head block, in order.
-    LLVMPositionBuilderAtEnd(builder, head);
-    let mut inst = LLVMGetFirstInstruction(tail);
-    while !inst.is_null() && inst != call {
-        let next = LLVMGetNextInstruction(inst);
-        LLVMInstructionRemoveFromParent(inst);
-        LLVMInsertIntoBuilder(builder, inst);
-        inst = next;
-    }
-
-    // 3. The invoke, a faithful copy of the call.
-    let nargs = LLVMGetNumArgOperands(call);
-    let mut args: Vec<LLVMValueRef> = (0..nargs).map(|i| LLVMGetOperand(call, i)).collect();
-    let name = CString::new(value_name(call)).unwrap_or_default();
-    LLVMSetValueName2(call, c"".as_ptr(), 0); // the invoke takes the name over
-    let invoke = LLVMBuildInvoke2(
-        builder,
-        LLVMGetCalledFunctionType(call),
-        LLVMGetCalledValue(call),
-        if args.is_empty() {
-            ptr::null_mut()
-        } else {
-            args.as_mut_ptr()
-        },
-        nargs,
-        tail,
-        unwind,
-        name.as_ptr(),
-    );
-    LLVMSetInstructionCallConv(invoke, LLVMGetInstructionCallConv(call));
-    let indices = [LLVMAttributeFunctionIndex, LLVMAttributeReturnIndex]
-        .into_iter()
-        .chain(1..=nargs);
-    for index in indices {
-        let count = LLVMGetCallSiteAttributeCount(call, index);
-        if count == 0 {
-            continue;
-        }
-        let mut attrs = vec![ptr::null_mut(); count as usize];
-        LLVMGetCallSiteAttributes(call, index, attrs.as_mut_ptr());
-        for attr in attrs {
-            LLVMAddCallSiteAttribute(invoke, index, attr);
-        }
-    }
-    copy_debug_loc(call, invoke);
-    let mut count = 0usize;
-    let entries = LLVMInstructionGetAllMetadataOtherThanDebugLoc(call, &mut count);
-    if !entries.is_null() {
-        for i in 0..count as c_uint {
-            let kind = LLVMValueMetadataEntriesGetKind(entries, i);
-            let md = LLVMValueMetadataEntriesGetMetadata(entries, i);
-            LLVMSetMetadata(invoke, kind, LLVMMetadataAsValue(context, md));
-        }
-        LLVMDisposeValueMetadataEntries(entries);
-    }
-
-    // 4. The invoke replaces the call.
-    LLVMReplaceAllUsesWith(call, invoke);
-    LLVMInstructionEraseFromParent(call);
 }

@@ -14,7 +14,7 @@ use inkwell::context::ContextRef;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicTypeEnum, PointerType};
 use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue};
-use inkwell::{AddressSpace, GlobalVisibility};
+use inkwell::AddressSpace;
 use perfflow_parser::Aspect;
 
 /// Must match `PERFFLOW_SITE_ABI_VERSION` in perfflow.h.
@@ -111,7 +111,6 @@ pub fn emit_site<'ctx>(module: &Module<'ctx>, info: &SiteInfo) -> GlobalValue<'c
     global.set_initializer(&value);
     global.set_constant(true);
     global.set_linkage(Linkage::Private);
-    global.set_visibility(GlobalVisibility::Default);
     global.set_alignment(8);
     global
 }

@@ -82,6 +82,10 @@ extern "C" {
     /// conditional block and the rest; returns the conditional block's
     /// terminator.
     fn perfflow_split_if_then(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
+    /// In `clang-plugin/WeavePass.cpp`: LLVM's
+    /// `changeToInvokeAndSplitBasicBlock`; `unwind` starts with a landing
+    /// pad.
+    fn perfflow_call_to_invoke(call: LLVMValueRef, unwind: LLVMBasicBlockRef) -> LLVMBasicBlockRef;
 }
 
 /// Functions that end the process or thread without returning, even where a
@@ -359,7 +363,6 @@ fn find_exits(function: LLVMValueRef) -> Exits {
     let noreturn = ir::attribute_kind("noreturn");
     let may_unwind = !ir::function_has_attribute(function, nounwind);
     for block in ir::blocks(function) {
-        let splittable = ir::block_is_splittable(block);
         let insts = ir::instructions(block);
         for (i, &inst) in insts.iter().enumerate() {
             match ir::opcode(inst) {
@@ -380,9 +383,7 @@ fn find_exits(function: LLVMValueRef) -> Exits {
                             .is_some_and(|n| ir::opcode(*n) == LLVMOpcode::LLVMUnreachable));
                     let may_throw = may_unwind
                         && !ir::call_has_attribute(inst, nounwind)
-                        && !ir::is_musttail(inst)
-                        && !ir::has_operand_bundles(inst)
-                        && splittable;
+                        && !ir::is_musttail(inst);
                     if may_throw {
                         // Unwinding (a throw, pthread_exit's forced unwind)
                         // runs the exit advice in the cleanup pad.
@@ -446,15 +447,7 @@ fn weave_function(
             );
             let then = perfflow_split_if_then(cond, before);
             LLVMPositionBuilderBefore(builder, then);
-            let mut args = [site];
-            let call = LLVMBuildCall2(
-                builder,
-                LLVMGlobalGetValueType(target.as_value_ref()),
-                target.as_value_ref(),
-                args.as_mut_ptr(),
-                1,
-                c"".as_ptr(),
-            );
+            let call = build_advice_call(builder, target.as_value_ref(), site);
             ir::copy_debug_loc(before, call);
         };
 
@@ -480,7 +473,7 @@ fn weave_function(
             if !exits.throwing_calls.is_empty() {
                 let cleanup = build_cleanup(module, builder, function, advice, site);
                 for &call in &exits.throwing_calls {
-                    ir::convert_call_to_invoke(raw_context, builder, call, cleanup);
+                    perfflow_call_to_invoke(call, cleanup);
                 }
             }
         }
@@ -520,18 +513,30 @@ unsafe fn build_cleanup(
         c"perfflow.lpad".as_ptr(),
     );
     LLVMSetCleanup(pad, 1);
+    build_advice_call(builder, advice.exit.as_value_ref(), site);
+    LLVMBuildResume(builder, pad);
+    block
+}
+
+/// `call void @target(ptr site)` at the builder's position.
+///
+/// # Safety
+/// `target` is an advice function and `site` a site descriptor of the
+/// builder's module.
+unsafe fn build_advice_call(
+    builder: LLVMBuilderRef,
+    target: LLVMValueRef,
+    site: LLVMValueRef,
+) -> LLVMValueRef {
     let mut args = [site];
-    let exit = advice.exit.as_value_ref();
     LLVMBuildCall2(
         builder,
-        LLVMGlobalGetValueType(exit),
-        exit,
+        LLVMGlobalGetValueType(target),
+        target,
         args.as_mut_ptr(),
         1,
         c"".as_ptr(),
-    );
-    LLVMBuildResume(builder, pad);
-    block
+    )
 }
 
 /// The function's own personality, else the module's C++ one, else the one
