@@ -195,12 +195,14 @@ fn add_spans(
         if event.ph != Some(Phase::Complete) {
             continue;
         }
-        if let (Some(start), Some(dur)) = (event.ts_ns, event.dur_ns) {
-            if dur >= 0 {
+        // A complete event without a usable duration ends where it starts
+        // (`end_ns`) and is no span.
+        if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
+            if event.dur_ns.is_some_and(|d| d >= 0) {
                 spans.push(Span {
                     name: span_name(event),
                     start,
-                    end: start.saturating_add(dur),
+                    end,
                     nested_on: event.thread(),
                 });
             }
