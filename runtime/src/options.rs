@@ -35,11 +35,15 @@
 //!
 //! # Mistakes
 //!
-//! Parsing never fails and never prints. Each problem (an unknown option, a
-//! value that is empty or not accepted, a segment without `=`) yields one
-//! [`OptionWarning`], whose `Display` is a single line for the runtime to
-//! print on stderr. An option with a bad value is set back to its default;
-//! every other option still applies.
+//! Parsing never fails, never panics and never prints. Each problem (an
+//! unknown option, a value that is empty or not accepted, a segment without
+//! `=`) yields one [`OptionWarning`], whose `Display` is a single line for
+//! the runtime to print on stderr. An option with a bad value is set back to
+//! its default; every other option still applies. A duration written
+//! without a unit is read as seconds, and also yields one line saying so.
+//!
+//! Durations share the monitor's syntax ([`perfflow_monitor::duration`]):
+//! `500ms`, `2s`, `1.5m`, `1h`; `2` alone is two seconds, in both tools.
 //!
 //! # Adding an option
 //!
@@ -177,7 +181,8 @@ impl Default for Options {
     }
 }
 
-/// One problem found in `PERFFLOW_OPTIONS`.
+/// One problem found in `PERFFLOW_OPTIONS`, or one assumption made in
+/// reading it (a duration without a unit).
 ///
 /// `Display` writes the whole line, [`WARNING_PREFIX`] followed by
 /// `message`, without a trailing newline.
@@ -239,8 +244,10 @@ pub struct OptionSpec {
     /// One line on what the option does.
     pub description: &'static str,
     /// Parses a non-empty, trimmed value into its field, or says what is
-    /// wrong with it (e.g. `unknown value 'loud'`).
-    apply: fn(&mut Options, &str) -> Result<(), String>,
+    /// wrong with it (e.g. `unknown value 'loud'`). `Ok(Some(note))`: the
+    /// value was read with an assumption the user is told in one line
+    /// (`sampler-interval=2` is read as seconds).
+    apply: fn(&mut Options, &str) -> Result<Option<String>, String>,
 }
 
 impl fmt::Debug for OptionSpec {
@@ -264,7 +271,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Name of this workflow component",
         apply: |o, v| {
             o.name = v.to_string();
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -275,7 +282,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Parts of the trace file name, in the order given",
         apply: |o, v| {
             o.filename_include = filename_parts(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -285,7 +292,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Directory where the trace file is created",
         apply: |o, v| {
             o.log_dir = PathBuf::from(v);
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -295,7 +302,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Record events at all",
         apply: |o, v| {
             o.log_enable = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -305,7 +312,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Record CPU and memory usage of each traced call",
         apply: |o, v| {
             o.cpu_mem_usage = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -321,7 +328,7 @@ pub static OPTIONS: &[OptionSpec] = &[
                     ("compact", LogEvent::Compact),
                 ],
             )?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -334,7 +341,7 @@ pub static OPTIONS: &[OptionSpec] = &[
                 v,
                 &[("array", LogFormat::Array), ("object", LogFormat::Object)],
             )?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -344,17 +351,19 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Sample node and process metrics into the trace as counter tracks",
         apply: |o, v| {
             o.sampler = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
         key: "sampler-interval",
         default: "100ms",
-        accepted: "a duration of at least 10ms, in ms or s (e.g. 100ms, 2s, 0.5s)",
+        accepted: "a duration from 10ms to 24h: a number with a unit ns, us, ms, s, m or h \
+                   (e.g. 100ms, 2s, 0.5s); a number alone is seconds",
         description: "Time between two metric samples",
         apply: |o, v| {
-            o.sampler_interval = duration(v)?;
-            Ok(())
+            let (interval, note) = duration(v, SAMPLER_INTERVAL_MIN)?;
+            o.sampler_interval = interval;
+            Ok(note)
         },
     },
     OptionSpec {
@@ -368,7 +377,7 @@ pub static OPTIONS: &[OptionSpec] = &[
                 return Err("no source named".to_string());
             }
             o.sampler_metrics = sources;
-            Ok(())
+            Ok(None)
         },
     },
 ];
@@ -380,28 +389,20 @@ pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
         .find(|spec| spec.key.eq_ignore_ascii_case(key))
 }
 
-/// Parses a duration: `100ms`, `2s`, `0.5s` (a bare number is
-/// milliseconds), at least 10 ms.
-fn duration(v: &str) -> Result<Duration, String> {
-    let lower = v.to_ascii_lowercase();
-    let (number, scale) = if let Some(n) = lower.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = lower.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (lower.as_str(), 1e-3)
-    };
-    let seconds = number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite() && *n > 0.0)
-        .map(|n| n * scale)
-        .ok_or_else(|| format!("unknown value '{v}'"))?;
-    if seconds < 0.010 {
-        return Err(format!("interval '{v}' is below 10ms"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+/// The shortest `sampler-interval`.
+const SAMPLER_INTERVAL_MIN: Duration = Duration::from_millis(10);
+
+/// The longest interval any option accepts: a day, far beyond any use and
+/// small enough to add to any instant.
+pub const INTERVAL_MAX: Duration = Duration::from_secs(24 * 3600);
+
+/// Parses a duration with the syntax the monitor's `-i` shares (see
+/// [`perfflow_monitor::duration`]), from `min` to [`INTERVAL_MAX`]; with
+/// the note to print when the value had no unit and was read as seconds.
+fn duration(v: &str, min: Duration) -> Result<(Duration, Option<String>), String> {
+    let parsed =
+        perfflow_monitor::duration::parse(v, min, INTERVAL_MAX).map_err(|e| e.to_string())?;
+    Ok((parsed.duration, parsed.note(v)))
 }
 
 fn boolean(value: &str) -> Result<bool, String> {
@@ -498,6 +499,13 @@ impl Options {
             } else {
                 (spec.apply)(&mut options, value)
             };
+            if let Ok(Some(note)) = &result {
+                warnings.push(OptionWarning::new(
+                    spec.key,
+                    Some(value),
+                    format!("{}: {note}", spec.key),
+                ));
+            }
             if let Err(problem) = result {
                 // Every default is an accepted value (checked by the tests),
                 // so this restores the default field.
@@ -608,7 +616,7 @@ mod tests {
         for spec in OPTIONS {
             assert_eq!(
                 (spec.apply)(&mut options, spec.default),
-                Ok(()),
+                Ok(None),
                 "{}",
                 spec.key
             );
