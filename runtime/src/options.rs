@@ -17,6 +17,10 @@
 //! | `cpu-mem-usage` | `False` | `True`, `False` |
 //! | `log-event` | `Verbose` | `Verbose`, `Compact` |
 //! | `log-format` | `Array` | `Array`, `Object` |
+//! | `sampler` | `False` | `True`, `False` |
+//! | `sampler-interval` | `100ms` | a duration from 10ms to 24h |
+//! | `sampler-metrics` | `proc,system,net,ib,rapl,perf,gpu` | comma-separated list of these sources |
+//! | `signals` | `TERM,ABRT` | `none`, or a comma-separated list of `TERM`, `INT`, `HUP`, `QUIT`, `ABRT` |
 //!
 //! The same table, generated from [`OPTIONS`], is returned by
 //! [`markdown_table`].
@@ -135,6 +139,66 @@ impl LogFormat {
     }
 }
 
+/// A signal after which the runtime completes the trace before the process
+/// ends by it (`signals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndSignal {
+    /// SIGTERM: a batch scheduler's end of walltime, `kill`.
+    Term,
+    /// SIGINT: Ctrl-C.
+    Int,
+    /// SIGHUP: the terminal went away.
+    Hup,
+    /// SIGQUIT: Ctrl-Backslash.
+    Quit,
+    /// SIGABRT: `abort()`, a failed `assert`, an uncaught C++ exception.
+    Abrt,
+}
+
+impl EndSignal {
+    /// Every signal the option can name, in the documentation's order.
+    pub const ALL: [EndSignal; 5] = [
+        EndSignal::Term,
+        EndSignal::Int,
+        EndSignal::Hup,
+        EndSignal::Quit,
+        EndSignal::Abrt,
+    ];
+
+    /// The name without `SIG`, as the option writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndSignal::Term => "TERM",
+            EndSignal::Int => "INT",
+            EndSignal::Hup => "HUP",
+            EndSignal::Quit => "QUIT",
+            EndSignal::Abrt => "ABRT",
+        }
+    }
+
+    /// The signal number.
+    pub fn number(self) -> libc::c_int {
+        match self {
+            EndSignal::Term => libc::SIGTERM,
+            EndSignal::Int => libc::SIGINT,
+            EndSignal::Hup => libc::SIGHUP,
+            EndSignal::Quit => libc::SIGQUIT,
+            EndSignal::Abrt => libc::SIGABRT,
+        }
+    }
+
+    /// The signal a word names: `TERM` or `SIGTERM`, in any case.
+    pub fn from_word(word: &str) -> Option<EndSignal> {
+        let bare = match word.get(..3) {
+            Some(sig) if sig.eq_ignore_ascii_case("sig") => &word[3..],
+            _ => word,
+        };
+        EndSignal::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(bare))
+    }
+}
+
 /// The runtime's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -162,6 +226,9 @@ pub struct Options {
     pub sampler_interval: Duration,
     /// Metric sources to sample (`sampler-metrics`).
     pub sampler_metrics: Vec<Source>,
+    /// Signals after which the trace is completed before the process ends
+    /// by them (`signals`); empty for none.
+    pub signals: Vec<EndSignal>,
 }
 
 impl Default for Options {
@@ -177,6 +244,7 @@ impl Default for Options {
             sampler: false,
             sampler_interval: Duration::from_millis(100),
             sampler_metrics: Source::ALL.to_vec(),
+            signals: vec![EndSignal::Term, EndSignal::Abrt],
         }
     }
 }
@@ -380,6 +448,19 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(None)
         },
     },
+    OptionSpec {
+        key: "signals",
+        default: "TERM,ABRT",
+        accepted: "none, or a comma-separated list of TERM, INT, HUP, QUIT, ABRT \
+                   (SIG prefix optional), each at most once",
+        description: "Signals after which the trace is completed before the process ends \
+                      by them; a signal whose action is not the default when tracing \
+                      starts is left alone",
+        apply: |o, v| {
+            o.signals = end_signals(v)?;
+            Ok(None)
+        },
+    },
 ];
 
 /// The option table entry for `key`, matched case-insensitively.
@@ -429,19 +510,37 @@ fn choice<T: Copy>(value: &str, words: &[(&str, T)]) -> Result<T, String> {
 /// Parses the `log-filename-include` list. Items are trimmed; empty items
 /// are skipped, but the list as a whole must name at least one part.
 fn filename_parts(value: &str) -> Result<Vec<FilenamePart>, String> {
-    let mut parts = Vec::new();
+    unique_words(value, "part", FilenamePart::from_keyword)
+}
+
+/// Parses a comma-separated list of words, each naming one item (through
+/// `lookup`) at most once. Items are trimmed; empty items are skipped, but
+/// the list must name at least one `what`.
+fn unique_words<T: PartialEq>(
+    value: &str,
+    what: &str,
+    lookup: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, String> {
+    let mut items = Vec::new();
     for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        let part = FilenamePart::from_keyword(word)
-            .ok_or_else(|| format!("unknown part '{word}' in '{value}'"))?;
-        if parts.contains(&part) {
-            return Err(format!("duplicate part '{word}' in '{value}'"));
+        let item = lookup(word).ok_or_else(|| format!("unknown {what} '{word}' in '{value}'"))?;
+        if items.contains(&item) {
+            return Err(format!("duplicate {what} '{word}' in '{value}'"));
         }
-        parts.push(part);
+        items.push(item);
     }
-    if parts.is_empty() {
-        return Err(format!("no part named in '{value}'"));
+    if items.is_empty() {
+        return Err(format!("no {what} named in '{value}'"));
     }
-    Ok(parts)
+    Ok(items)
+}
+
+/// Parses the `signals` list: `none`, or signal names, each at most once.
+fn end_signals(value: &str) -> Result<Vec<EndSignal>, String> {
+    if value.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    unique_words(value, "signal", EndSignal::from_word)
 }
 
 /// The known option names, comma-separated, for warnings.
@@ -612,6 +711,7 @@ mod tests {
             sampler: true,
             sampler_interval: Duration::from_secs(9),
             sampler_metrics: vec![Source::Gpu],
+            signals: Vec::new(),
         };
         for spec in OPTIONS {
             assert_eq!(
