@@ -42,6 +42,11 @@
 //! per-thread `busy` flag turns re-entry (an event recorded from inside the
 //! runtime's own cold path, e.g. through a woven allocator, or on the
 //! runtime's own threads) into a dropped event instead of a self-deadlock.
+//! A per-thread `pushing` flag, set around the hot path's read and
+//! publication of `len` with compiler fences only, does the same for an
+//! event recorded by a signal handler that interrupted the hot path on the
+//! same thread (it would otherwise overwrite the interrupted record); the
+//! cold paths run with signals blocked.
 //!
 //! # Options, fork and signals
 //!
@@ -69,7 +74,7 @@ use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::clock::{self, Epoch};
@@ -228,6 +233,38 @@ struct Local {
     /// Set while this thread runs a cold path of the runtime (and for the
     /// whole life of the runtime's own threads).
     busy: Cell<bool>,
+    /// Set while the hot path of this thread is between reading and
+    /// publishing `len`: an event recorded then can only come from a signal
+    /// handler that interrupted it, and is dropped and counted (see
+    /// [`Local::push`]).
+    pushing: Cell<bool>,
+}
+
+impl Local {
+    /// Stores one event (and its payload) in `b`, this thread's buffer.
+    /// Returns false when the chunk is full (nothing was stored). Safe against a signal handler on this
+    /// thread that records while it interrupts the store: the inner event
+    /// is dropped and counted (it would otherwise land in the slot the
+    /// interrupted store is about to write). The flag is a plain
+    /// thread-local; compiler fences keep its two stores around the store
+    /// of the record, which is all a handler on the same thread needs (no
+    /// lock, no atomic read-modify-write, no system call).
+    #[inline(always)]
+    fn push(&self, b: &ThreadBuffer, ev: RawEvent, payload: Option<RawEvent>) -> bool {
+        if self.pushing.get() {
+            drop_events(1);
+            return true;
+        }
+        self.pushing.set(true);
+        compiler_fence(Ordering::SeqCst);
+        let stored = match payload {
+            Some(payload) => b.push_pair(ev, payload),
+            None => b.push(ev),
+        };
+        compiler_fence(Ordering::SeqCst);
+        self.pushing.set(false);
+        stored
+    }
 }
 
 impl Drop for Local {
@@ -245,6 +282,7 @@ thread_local! {
         Local {
             buf: Cell::new(ptr::null_mut()),
             busy: Cell::new(false),
+            pushing: Cell::new(false),
         }
     };
 }
@@ -1314,7 +1352,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
             // which is freed only by this thread's `Local` destructor.
             let b = unsafe { &*buf };
             let ts = if STAMP_FIRST { early } else { clock::now_ns() };
-            if b.push(RawEvent::new(ts, site, kind)) {
+            if local.push(b, RawEvent::new(ts, site, kind), None) {
                 return;
             }
         }
@@ -1433,12 +1471,7 @@ fn record_extra(site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra)
             // SAFETY: as in `record`.
             let b = unsafe { &*buf };
             let (ts, payload) = stamp_with(stamp, extra);
-            let ev = RawEvent::new(ts, site, kind);
-            let stored = match payload {
-                Some(payload) => b.push_pair(ev, payload),
-                None => b.push(ev),
-            };
-            if stored {
+            if local.push(b, RawEvent::new(ts, site, kind), payload) {
                 return;
             }
         }
