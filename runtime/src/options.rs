@@ -158,6 +158,9 @@ pub struct Options {
     pub sampler_interval: Duration,
     /// Metric sources to sample (`sampler-metrics`).
     pub sampler_metrics: Vec<Source>,
+    /// Longest time a published event waits before it is written to the
+    /// trace file (`flush-interval`).
+    pub flush_interval: Duration,
 }
 
 impl Default for Options {
@@ -173,6 +176,7 @@ impl Default for Options {
             sampler: false,
             sampler_interval: Duration::from_millis(100),
             sampler_metrics: Source::ALL.to_vec(),
+            flush_interval: Duration::from_secs(1),
         }
     }
 }
@@ -368,6 +372,17 @@ pub static OPTIONS: &[OptionSpec] = &[
                 return Err("no source named".to_string());
             }
             o.sampler_metrics = sources;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        key: "flush-interval",
+        default: "1s",
+        accepted: "a duration of at least 10ms, in ms or s (e.g. 500ms, 1s, 5s)",
+        description: "Longest time a recorded event waits before it is written to the trace file: \
+                      a process killed by SIGKILL keeps all but this last interval",
+        apply: |o, v| {
+            o.flush_interval = duration(v)?;
             Ok(())
         },
     },
@@ -604,6 +619,7 @@ mod tests {
             sampler: true,
             sampler_interval: Duration::from_secs(9),
             sampler_metrics: vec![Source::Gpu],
+            flush_interval: Duration::from_secs(9),
         };
         for spec in OPTIONS {
             assert_eq!(
