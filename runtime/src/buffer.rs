@@ -807,8 +807,11 @@ impl Runtime {
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
-        let buf = ThreadBuffer::allocate()?;
         let mut reg = self.registry();
+        // Allocated under the lock: a fork cannot come between the
+        // allocation and the registration (the child frees what is
+        // registered to threads it does not have).
+        let buf = ThreadBuffer::allocate()?;
         let id = reg.next_id;
         reg.next_id += 1;
         reg.slots.push(Slot {
@@ -923,6 +926,9 @@ impl Runtime {
                 Some(full) => {
                     out.format_full(&full);
                     self.registry().recycle(full.chunk);
+                    // Freed before the file is lent out below: a fork then
+                    // would leave the thread name to no thread of the child.
+                    drop(full);
                     self.drained.notify_all();
                     if OUTPUT_WANTED.load(Ordering::Acquire) > 0 {
                         // Someone else needs the file (a fork, the sampler):
@@ -1335,8 +1341,17 @@ extern "C" fn fork_child() {
             b.len.store(CHUNK_RECORDS, Ordering::Relaxed);
         }
         // Other threads do not exist in the child: their slots and decoders
-        // go (their memory is simply not reused).
-        reg.slots.retain(|s| Some(s.id) == own_id);
+        // go, and their buffers are freed (their records are the parent's).
+        let (own, gone): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut reg.slots)
+            .into_iter()
+            .partition(|s| Some(s.id) == own_id);
+        reg.slots = own;
+        for slot in gone {
+            // SAFETY: the thread that owned the buffer does not exist here
+            // and its slot is gone: nothing refers to the buffer any more.
+            let buf = unsafe { Box::from_raw(slot.buf.as_ptr()) };
+            reg.recycle(buf.chunk());
+        }
         out.decoders.retain(|&id, _| Some(id) == own_id);
         reg.writer = WriterState::Idle;
         out.sink = None;

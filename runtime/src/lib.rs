@@ -34,6 +34,7 @@ pub mod writer;
 
 mod buffer;
 mod sampler;
+mod sanitizers;
 mod signals;
 
 use std::ffi::{c_char, c_int};
