@@ -21,6 +21,7 @@
 //! | `sampler-interval` | `100ms` | a duration from 10ms to 24h |
 //! | `sampler-metrics` | `proc,system,net,ib,rapl,perf,gpu` | comma-separated list of these sources |
 //! | `signals` | `TERM,ABRT` | `none`, or a comma-separated list of `TERM`, `INT`, `HUP`, `QUIT`, `ABRT` |
+//! | `flush-interval` | `1s` | a duration from 10ms to 24h |
 //!
 //! The same table, generated from [`OPTIONS`], is returned by
 //! [`markdown_table`].
@@ -229,6 +230,9 @@ pub struct Options {
     /// Signals after which the trace is completed before the process ends
     /// by them (`signals`); empty for none.
     pub signals: Vec<EndSignal>,
+    /// Longest time a published event waits before it is written to the
+    /// trace file (`flush-interval`).
+    pub flush_interval: Duration,
 }
 
 impl Default for Options {
@@ -245,6 +249,7 @@ impl Default for Options {
             sampler_interval: Duration::from_millis(100),
             sampler_metrics: Source::ALL.to_vec(),
             signals: vec![EndSignal::Term, EndSignal::Abrt],
+            flush_interval: Duration::from_secs(1),
         }
     }
 }
@@ -461,6 +466,19 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(None)
         },
     },
+    OptionSpec {
+        key: "flush-interval",
+        default: "1s",
+        accepted: "a duration from 10ms to 24h: a number with a unit ns, us, ms, s, m or h \
+                   (e.g. 500ms, 1s, 5s); a number alone is seconds",
+        description: "Longest time a recorded event waits before it is written to the trace file: \
+                      a process killed by SIGKILL keeps all but this last interval",
+        apply: |o, v| {
+            let (interval, note) = duration(v, FLUSH_INTERVAL_MIN)?;
+            o.flush_interval = interval;
+            Ok(note)
+        },
+    },
 ];
 
 /// The option table entry for `key`, matched case-insensitively.
@@ -472,6 +490,8 @@ pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
 
 /// The shortest `sampler-interval`.
 const SAMPLER_INTERVAL_MIN: Duration = Duration::from_millis(10);
+
+const FLUSH_INTERVAL_MIN: Duration = Duration::from_millis(10);
 
 /// The longest interval any option accepts: a day, far beyond any use and
 /// small enough to add to any instant.
@@ -712,6 +732,7 @@ mod tests {
             sampler_interval: Duration::from_secs(9),
             sampler_metrics: vec![Source::Gpu],
             signals: Vec::new(),
+            flush_interval: Duration::from_secs(9),
         };
         for spec in OPTIONS {
             assert_eq!(

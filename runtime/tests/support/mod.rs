@@ -292,6 +292,11 @@ impl Running {
         self.child.id()
     }
 
+    /// Value of a `key=value` word printed so far.
+    pub fn printed(&self, key: &str) -> Option<String> {
+        printed(&self.stdout, key)
+    }
+
     /// Sends `sig` to the program (to its process only, not its group).
     pub fn send(&self, sig: libc::c_int) {
         // SAFETY: kill() with a pid this test started and has not reaped.
