@@ -7,7 +7,8 @@
 //! and `/proc/self/statm` had. Writing or reading by number would then put
 //! the trace into the program's file or consume the program's data. So:
 //!
-//! * every kept descriptor is moved to a high number ([`move_high`]), out
+//! * every kept descriptor is moved to a high number (`move_high`, shared
+//!   with the metric sampler's kept files in [`perfflow_monitor::fd`]), out
 //!   of the way of the low numbers `open` hands out, so a closed one is
 //!   seen as closed (`EBADF`) rather than as someone else's file;
 //! * its identity (device and inode, [`Identity`]) is remembered when it is
@@ -19,75 +20,16 @@
 //! `fstat` is async-signal-safe, so signal handlers check the same way.
 //! A program that closes a descriptor and gets the same number back for a
 //! file of its own between the check and the use (a window of one system
-//! call, at a number above [`FD_BASE`]) is not caught; any other closing
-//! or replacing is.
+//! call, at a number above `perfflow_monitor::fd::FD_BASE`) is not caught;
+//! any other closing or replacing is.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The lowest number kept descriptors move to, unless the descriptor limit
-/// is lower (then three quarters of it).
-pub(crate) const FD_BASE: libc::c_int = 1024;
-
-/// Device and inode of an open file: what a descriptor must still refer to
-/// for the runtime to use it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Identity {
-    dev: u64,
-    ino: u64,
-}
-
-/// The identity of the file `fd` refers to; `None` when `fd` is not open.
-/// Async-signal-safe.
-pub(crate) fn identity(fd: libc::c_int) -> Option<Identity> {
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `st` is a valid, writable stat buffer.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) != 0 {
-            return None;
-        }
-        Some(Identity {
-            dev: st.st_dev,
-            ino: st.st_ino,
-        })
-    }
-}
+pub(crate) use perfflow_monitor::fd::{identity, move_high, Identity};
 
 /// True when `fd` still refers to the file `id`. Async-signal-safe.
 pub(crate) fn is(fd: libc::c_int, id: Identity) -> bool {
     identity(fd) == Some(id)
-}
-
-/// Moves `fd`, just opened by the caller, to the lowest free number from
-/// [`FD_BASE`] up (close-on-exec), closing the low number. Returns the
-/// descriptor to keep: `fd` itself when it cannot be moved.
-pub(crate) fn move_high(fd: libc::c_int) -> libc::c_int {
-    if fd < 0 {
-        return fd;
-    }
-    // SAFETY: `lim` is a valid rlimit buffer; F_DUPFD_CLOEXEC duplicates a
-    // descriptor the caller owns, and the original is closed only once
-    // the copy exists.
-    unsafe {
-        let mut lim: libc::rlimit = std::mem::zeroed();
-        let base = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            let limit = libc::c_int::try_from(lim.rlim_cur).unwrap_or(libc::c_int::MAX);
-            FD_BASE.min(limit / 4 * 3)
-        } else {
-            FD_BASE
-        };
-        if fd >= base {
-            return fd;
-        }
-        let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, base);
-        if high < 0 {
-            return fd;
-        }
-        libc::close(fd);
-        high
-    }
 }
 
 /// Closes `fd` if it still refers to `id`; a descriptor the program has

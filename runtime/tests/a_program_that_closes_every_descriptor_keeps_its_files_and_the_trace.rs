@@ -33,8 +33,28 @@ fn assert_own_files_intact(dir: &Scratch, done: &Finished) {
     }
 }
 
+/// Runs the program with `args` (and `PERFFLOW_OPTIONS=options`), expects
+/// it to return 0 with its files intact.
+fn run_to_its_end(dir: &Scratch, args: [&str; 2], options: &str) -> Finished {
+    let done = run(command(&program("closes_every_descriptor"), &dir.path)
+        .args(args)
+        .env("PERFFLOW_OPTIONS", options));
+    assert!(
+        done.status.success(),
+        "{}; stderr: {}",
+        done.status,
+        done.stderr
+    );
+    assert_own_files_intact(dir, &done);
+    done
+}
+
 fn assert_every_event_in_the_trace(trace: &Trace, done: &Finished) {
     trace.assert_complete(done.pid());
+    assert_every_slice_in_the_trace(trace);
+}
+
+fn assert_every_slice_in_the_trace(trace: &Trace) {
     for name in ["before", "after"] {
         let begins = trace.named(name).iter().filter(|e| e.ph() == "B").count();
         assert_eq!(begins, EVENTS, "{name} slices");
@@ -44,14 +64,7 @@ fn assert_every_event_in_the_trace(trace: &Trace, done: &Finished) {
 
 fn closes_and_exits(how: &str) {
     let dir = Scratch::new(&format!("closes-{how}"));
-    let done = run(command(&program("closes_every_descriptor"), &dir.path).args([how, "exit"]));
-    assert!(
-        done.status.success(),
-        "{}; stderr: {}",
-        done.status,
-        done.stderr
-    );
-    assert_own_files_intact(&dir, &done);
+    let done = run_to_its_end(&dir, [how, "exit"], "");
     assert_eq!(
         done.printed("watcher_slept").as_deref(),
         Some("1"),
@@ -95,6 +108,36 @@ fn sigterm_after_closefrom_still_completes_the_trace() {
     assert_own_files_intact(&dir, &done);
     let trace = trace_of(&dir, &done);
     assert_every_event_in_the_trace(&trace, &done);
+}
+
+/// The metric sampler keeps `/proc` files and perf counters open: after the
+/// close it reads none of the program's files and samples on.
+#[test]
+fn the_metric_sampler_never_reads_the_programs_files_and_samples_on() {
+    let dir = Scratch::new("closes-sampler");
+    let done = run_to_its_end(
+        &dir,
+        ["closefrom", "exit"],
+        "sampler=True:sampler-interval=50ms",
+    );
+    let trace = trace_of(&dir, &done);
+    // Counter samples share the process's tid with the main thread's
+    // slices, so the stack-order check of `assert_complete` does not apply.
+    assert_every_slice_in_the_trace(&trace);
+    // Samples taken after the close (which came after the last "before"
+    // slice) are in the trace.
+    let closed_at = trace
+        .named("before")
+        .iter()
+        .map(|e| e.ts())
+        .max()
+        .expect("before slices");
+    let later = trace
+        .body()
+        .iter()
+        .filter(|e| e.ph() == "C" && e.ts() > closed_at)
+        .count();
+    assert!(later > 0, "no counter sample after the close");
 }
 
 /// With the descriptors closed and nothing opened in their place, the

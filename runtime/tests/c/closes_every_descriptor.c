@@ -3,7 +3,10 @@
  * limit, or "closefrom"), opens files of its own, which take the lowest
  * numbers, writes known data into them and puts each file's offset back
  * at 0, waits, records more events, and checks that nothing read from or
- * wrote into its files. argv[2]: "exit" returns from main, "sigterm"
+ * wrote into its files, nor closed them. Each file comes with a pipe
+ * holding a line of its own, which must still be there, whole, at the
+ * end (a read of the file by number would take bytes; a close would make
+ * the pipe unreadable). argv[2]: "exit" returns from main, "sigterm"
  * sends itself SIGTERM (the runtime's watcher must still complete the
  * trace), "close-only" opens no files but checks the watcher.
  *
@@ -89,9 +92,12 @@ int main(int argc, char **argv) {
     const char *end = argc > 2 ? argv[2] : "exit";
     print_identity();
     record(&before_site);
+    /* Let the runtime's threads open what they keep open (the metric
+     * sampler samples every 50 ms in its test). */
+    usleep(300 * 1000);
 
     close_all(how);
-    int fds[FILES];
+    int fds[FILES], pipes[FILES][2];
     int nfiles = strcmp(end, "close-only") == 0 ? 0 : FILES;
     for (int i = 0; i < nfiles; i++) {
         char name[32], text[128];
@@ -100,6 +106,8 @@ int main(int argc, char **argv) {
         fds[i] = open(name, O_RDWR | O_CREAT | O_TRUNC, 0644);
         if (fds[i] < 0 || write(fds[i], text, strlen(text)) != (ssize_t)strlen(text) ||
             lseek(fds[i], 0, SEEK_SET) != 0)
+            return 3;
+        if (pipe2(pipes[i], O_NONBLOCK) != 0 || write(pipes[i][1], text, strlen(text)) != (ssize_t)strlen(text))
             return 3;
     }
 
@@ -117,6 +125,9 @@ int main(int argc, char **argv) {
         char want[128], got[256];
         content(i, want, sizeof want);
         ssize_t n = read(fds[i], got, sizeof got);
+        if (n != (ssize_t)strlen(want) || memcmp(got, want, (size_t)n) != 0)
+            intact = 0;
+        n = read(pipes[i][0], got, sizeof got);
         if (n != (ssize_t)strlen(want) || memcmp(got, want, (size_t)n) != 0)
             intact = 0;
     }
