@@ -104,8 +104,17 @@ use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
 pub const CHUNK_RECORDS: usize = 64 * 1024;
 
-/// Events that could not be recorded or written.
+/// Events that could not be recorded, or were recorded and never handed to
+/// the writer.
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Events the trace writer could not write (an I/O error, an exit without
+/// a matching enter): a copy of its count, kept by the holder of the
+/// output lock.
+static WRITER_LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Set once the final flush has taken every record it will.
+static TRACE_DONE: AtomicBool = AtomicBool::new(false);
 
 fn drop_events(n: u64) {
     if n > 0 {
@@ -113,10 +122,42 @@ fn drop_events(n: u64) {
     }
 }
 
-/// Number of events dropped so far: recorded after the final flush, recorded
-/// while thread-local storage was already torn down, or not writable.
+/// Events among `records`: a payload record belongs to the event before it.
+fn events_in(records: &[RawEvent]) -> u64 {
+    records.iter().filter(|r| !r.is_payload()).count() as u64
+}
+
+/// Number of events not in the trace so far, each counted once as an
+/// event (not as records, lines or bytes): recorded after the final flush
+/// (also by threads still running when the process ends), recorded while
+/// thread-local storage was already torn down, exits without a matching
+/// enter, and events the file could not take (a full disk).
 pub fn dropped_events() -> u64 {
-    DROPPED.load(Ordering::Relaxed)
+    count_after_finish();
+    DROPPED.load(Ordering::Relaxed) + WRITER_LOST.load(Ordering::Relaxed)
+}
+
+/// Once the trace is complete, counts the records threads have published
+/// since (the ones still in their chunks; a later hand-off or thread exit
+/// counts only what comes after).
+fn count_after_finish() {
+    if !TRACE_DONE.load(Ordering::Acquire) {
+        return;
+    }
+    let Some(rt) = RUNTIME.get() else { return };
+    let _masked = signals::Masked::all();
+    let mut reg = rt.registry();
+    for slot in reg.slots.iter_mut() {
+        // SAFETY: registered buffers are live.
+        let b = unsafe { slot.buf.as_ref() };
+        let len = b.len.load(Ordering::Acquire);
+        if len > slot.drained {
+            // SAFETY: published up to `len` (Acquire above); the chunk is
+            // replaced only under the registry lock, held here.
+            drop_events(events_in(unsafe { b.chunk().records(slot.drained, len) }));
+            slot.drained = len;
+        }
+    }
 }
 
 /// A chunk of [`CHUNK_RECORDS`] records.
@@ -524,7 +565,7 @@ impl Output {
             return;
         }
         if !self.writable() {
-            drop_events(records.len() as u64);
+            drop_events(events_in(records));
             return;
         }
         let Output {
@@ -536,6 +577,14 @@ impl Output {
         if let Some(sink) = sink.as_mut() {
             // SAFETY: the caller's promise.
             unsafe { decoder.decode(records, cx, sink) }
+        }
+        self.note_lost();
+    }
+
+    /// Publishes the writer's count of events it could not write.
+    fn note_lost(&self) {
+        if let Some(sink) = self.sink.as_ref() {
+            WRITER_LOST.store(sink.events_lost(), Ordering::Relaxed);
         }
     }
 
@@ -556,6 +605,7 @@ impl Output {
                     sink.thread_name(decoder.tid(), name);
                 }
             }
+            self.note_lost();
         }
         if forget {
             self.decoders.remove(&id);
@@ -838,7 +888,8 @@ impl Runtime {
         let late = reg.closing && index.is_some_and(|i| reg.slots[i].late_chunk);
         let Some(index) = index.filter(|_| !reg.finished && !late) else {
             let drained = index.map_or(0, |i| reg.slots[i].drained);
-            drop_events(len.saturating_sub(drained) as u64);
+            // SAFETY: this thread's own chunk, written by it up to `len`.
+            drop_events(events_in(unsafe { b.chunk().records(drained, len) }));
             if let Some(i) = index {
                 reg.slots[i].drained = 0;
             }
@@ -848,7 +899,8 @@ impl Runtime {
         let Some(fresh) = reg.fresh_chunk() else {
             // Out of memory: the chunk's records are lost, the chunk reused.
             let drained = reg.slots[index].drained;
-            drop_events(len.saturating_sub(drained) as u64);
+            // SAFETY: as above.
+            drop_events(events_in(unsafe { b.chunk().records(drained, len) }));
             reg.slots[index].drained = 0;
             b.len.store(0, Ordering::Relaxed);
             return;
@@ -1140,7 +1192,8 @@ fn finish_runtime(rt: &Runtime) {
     drop(reg);
     let pid = out.pid;
     if let Some(sink) = out.sink.as_mut() {
-        sink.runtime_cost(pid, dropped_events());
+        // The writer adds its own count of events it could not write.
+        sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed));
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {
@@ -1148,12 +1201,14 @@ fn finish_runtime(rt: &Runtime) {
             }
         }
     }
+    out.note_lost();
     out.finished = true;
+    TRACE_DONE.store(true, Ordering::Release);
     let dropped = dropped_events();
     if dropped > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "perfflow: {dropped} events could not be recorded"
+            "perfflow: {dropped} events are not in the trace (counted as events_dropped)"
         );
     }
 }
@@ -1171,7 +1226,8 @@ fn retire(buf: NonNull<ThreadBuffer>) {
             let slot = reg.slots.swap_remove(index);
             let len = b.len.load(Ordering::Relaxed);
             if reg.finished {
-                drop_events(len.saturating_sub(slot.drained) as u64);
+                // SAFETY: this thread's own chunk, written by it up to `len`.
+                drop_events(events_in(unsafe { b.chunk().records(slot.drained, len) }));
                 let chunk = b.chunk();
                 reg.recycle(chunk);
                 false
@@ -1343,6 +1399,7 @@ extern "C" fn fork_child() {
         out.forked_at = Some(clock::now_ns());
         CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
+        WRITER_LOST.store(0, Ordering::Relaxed);
         // Threads of the parent waiting for the output lock do not exist
         // here.
         OUTPUT_WANTED.store(0, Ordering::Release);
