@@ -39,11 +39,16 @@
 //!   `len` it already makes is what the writer pairs with.
 //! * **Final flush (`atexit`, fatal signal).** Sets `closing` (the writer
 //!   stops at its next chunk; each thread may queue at most one more
-//!   chunk), takes the output lock, formats the queue, then, keeping the
+//!   chunk, and then waits in its hand-off until the flush is done, so
+//!   busy threads stop competing with it for the CPU), takes the output
+//!   lock, formats the queue, then, keeping the
 //!   registry lock, each live chunk's published records (`len` read with
 //!   **Acquire**, pairing with the owners' Release stores), ends slices
 //!   left open, closes the JSON array and sets `finished`. Records taken
-//!   after that are dropped and counted.
+//!   after that are dropped and counted. From a fatal signal the flush has
+//!   a deadline (two thirds of the handler's wait): past it, nothing more
+//!   is formatted for any thread, the rest is counted as dropped, and the
+//!   file is completed all the same, with one line on stderr.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
 //!   chunk with its name and exit time (the writer ends the slices it left
 //!   open), removes the slot and frees the buffer.
@@ -72,8 +77,8 @@
 //!   the forking thread's chunk is marked full and drained, so that event
 //!   takes the cold path.
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
-//!   which runs [`finish`]; if it cannot get the locks in time, the trace
-//!   keeps what was written.
+//!   which runs [`finish_within`]; if it cannot get the locks in time, the
+//!   trace keeps what was written.
 //!
 //! # Next
 //!
@@ -923,7 +928,15 @@ impl Runtime {
         b.len.store(0, Ordering::Relaxed);
         reg.queue.push_back(full);
         let mut help = false;
-        if !closing {
+        if closing {
+            // The final flush is under way and takes this chunk: stop here
+            // until it is done, so the flush does not compete for the CPU
+            // with threads that would only record events it cannot take.
+            reg = self
+                .drained
+                .wait_while(reg, |r| r.closing && !r.finished)
+                .unwrap_or_else(|e| e.into_inner());
+        } else {
             if reg.writer == WriterState::Running && reg.queue.len() > MAX_QUEUED {
                 // Back-pressure: wait until the writer is one chunk behind
                 // the limit again (not until it has drained everything), so
@@ -1135,6 +1148,17 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>, &Epoch))
 /// the file. Runs from `atexit` (or a fatal signal); later calls do
 /// nothing.
 pub fn finish() {
+    finish_before(None);
+}
+
+/// [`finish`] for a fatal signal, whose handler waits only so long: what
+/// is not formatted within `limit` is counted as dropped (one stderr line
+/// says so) and the file is completed all the same.
+pub fn finish_within(limit: std::time::Duration) {
+    finish_before(Instant::now().checked_add(limit));
+}
+
+fn finish_before(deadline: Option<Instant>) {
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
@@ -1145,18 +1169,26 @@ pub fn finish() {
     rt.registry().closing = true;
     rt.wake.notify_all();
     rt.drained.notify_all();
-    finish_runtime(rt);
+    let _ = catch_unwind(AssertUnwindSafe(|| finish_runtime(rt, deadline)));
+    // Threads waiting in a hand-off for the end of the flush go on (even
+    // had it failed), dropping and counting what they record from now on.
+    rt.registry().finished = true;
+    rt.drained.notify_all();
     drop(masked);
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
 }
 
-fn finish_runtime(rt: &Runtime) {
+fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     let mut out = rt.output();
     if out.finished {
         return;
     }
+    // Once past the deadline nothing more is formatted, for any thread (so
+    // no decoder sees a thread's records with a gap): the rest is counted.
+    let past = || deadline.is_some_and(|d| Instant::now() >= d);
+    let mut skipped = 0;
     // Queued chunks first, then each live chunk: each thread's records in
     // order. The last look at the queue keeps the registry lock, so no
     // chunk can be queued behind the live ones.
@@ -1165,7 +1197,15 @@ fn finish_runtime(rt: &Runtime) {
         match reg.queue.pop_front() {
             Some(full) => {
                 drop(reg);
-                out.format_full(&full);
+                if past() {
+                    // SAFETY: as in `Output::format_full`.
+                    skipped += events_in(unsafe { full.chunk.records(full.from, full.upto) });
+                    if let Some((now_ns, name)) = &full.retired {
+                        out.close_thread(full.id, *now_ns, name.as_deref(), true);
+                    }
+                } else {
+                    out.format_full(&full);
+                }
                 rt.registry().recycle(full.chunk);
             }
             None => break reg,
@@ -1182,7 +1222,13 @@ fn finish_runtime(rt: &Runtime) {
         // SAFETY: published up to `len` (Acquire above); the owner replaces
         // the chunk only under the registry lock, held here; site pointers:
         // the C ABI contract.
-        unsafe { out.format(slot.id, slot.tid, b.chunk().records(slot.drained, len)) };
+        let records = unsafe { b.chunk().records(slot.drained, len) };
+        if past() {
+            skipped += events_in(records);
+        } else {
+            // SAFETY: as above.
+            unsafe { out.format(slot.id, slot.tid, records) };
+        }
         let (id, tid) = (slot.id, slot.tid);
         reg.slots[index].drained = len;
         // The process ends inside slices still open.
@@ -1190,6 +1236,7 @@ fn finish_runtime(rt: &Runtime) {
     }
     reg.finished = true;
     drop(reg);
+    drop_events(skipped);
     let pid = out.pid;
     if let Some(sink) = out.sink.as_mut() {
         // The writer adds its own count of events it could not write.
@@ -1205,7 +1252,14 @@ fn finish_runtime(rt: &Runtime) {
     out.finished = true;
     TRACE_DONE.store(true, Ordering::Release);
     let dropped = dropped_events();
-    if dropped > 0 {
+    if skipped > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "perfflow: the trace was completed without its last {skipped} events, which could \
+             not be written in the time a fatal signal leaves; {dropped} events in all are not \
+             in the trace (counted as events_dropped)"
+        );
+    } else if dropped > 0 {
         let _ = writeln!(
             std::io::stderr(),
             "perfflow: {dropped} events are not in the trace (counted as events_dropped)"

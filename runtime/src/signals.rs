@@ -196,7 +196,10 @@ fn watch(request: libc::c_int, reply: libc::c_int) {
         // SAFETY: reading one byte into a valid buffer.
         let n = unsafe { libc::read(request, (&mut byte as *mut u8).cast(), 1) };
         if n == 1 {
-            crate::buffer::finish();
+            // Leaves a third of the handler's wait to write the end.
+            crate::buffer::finish_within(std::time::Duration::from_millis(
+                FLUSH_TIMEOUT_MS as u64 * 2 / 3,
+            ));
             // SAFETY: writing one byte from a valid buffer.
             unsafe { libc::write(reply, (&byte as *const u8).cast(), 1) };
         } else if n == 0 {
