@@ -752,7 +752,8 @@ extern "C" fn flush_at_exit() {
 /// runtime at once. Called once the runtime exists, and again in a forked
 /// child when it creates its own trace.
 fn start_services(options: &Options) {
-    signals::install();
+    let signals: Vec<libc::c_int> = options.signals.iter().map(|s| s.number()).collect();
+    signals::install(&signals);
     if options.sampler {
         sampler::start(options.sampler_interval, options.sampler_metrics.clone());
     }
