@@ -10,8 +10,9 @@
 # Builds the release runtime (cargo) and runtime/tests/c/busy_threads_until_killed.c
 # against it: THREADS threads record enter/exit pairs back to back, without pause. Once
 # every thread has started and BENCH_WARM seconds have passed, the process gets SIGTERM;
-# the runtime completes the trace (or, past its time limit, completes it without the
-# rest and says so on stderr) and the process ends by SIGTERM. Prints one markdown row
+# the runtime completes the trace with what was recorded when the signal came (or, past
+# its time limit, completes it without the rest), says on stderr how many events are not
+# in it, and the process ends by SIGTERM. Prints one markdown row
 # per run: the time from kill(2) to the process's end, the trace's size, and the
 # closing record's events_written and events_dropped. Nothing here fails on a time.
 set -euo pipefail
@@ -58,7 +59,7 @@ for t in "${threads[@]}"; do
         written=$(sed -n 's/.*"events_written":\([0-9]*\).*/\1/p' <<<"$closing")
         dropped=$(sed -n 's/.*"events_dropped":\([0-9]*\).*/\1/p' <<<"$closing")
         echo "| $t | $run | $(( (end - start) / 1000000 )) | $(( $(stat -c %s "$trace") / 1000000 )) |" \
-            "${written:-no closing record} | ${dropped:--} | $(tr '\n' ' ' <"$dir/err.txt" | cut -c1-80) |"
+            "${written:-no closing record} | ${dropped:--} | $(tr '\n' ' ' <"$dir/err.txt") |"
         rm -rf "$dir"
     done
 done

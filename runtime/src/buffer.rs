@@ -45,10 +45,14 @@
 //!   registry lock, each live chunk's published records (`len` read with
 //!   **Acquire**, pairing with the owners' Release stores), ends slices
 //!   left open, closes the JSON array and sets `finished`. Records taken
-//!   after that are dropped and counted. From a fatal signal the flush has
-//!   a deadline (two thirds of the handler's wait): past it, nothing more
-//!   is formatted for any thread, the rest is counted as dropped, and the
-//!   file is completed all the same, with one line on stderr.
+//!   after that are dropped and counted. From a fatal signal, each slot
+//!   gets a `cut` (its chunk and published length when the flush began):
+//!   records after it exist only because the runtime holds the process's
+//!   end back, and are counted as dropped rather than formatted. The flush
+//!   then has a deadline (two thirds of the handler's wait): past it,
+//!   nothing more is formatted for any thread, the rest is counted as
+//!   dropped, and the file is completed all the same. One stderr line
+//!   gives the counts.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
 //!   chunk with its name and exit time (the writer ends the slices it left
 //!   open), removes the slot and frees the buffer.
@@ -120,6 +124,10 @@ static WRITER_LOST: AtomicU64 = AtomicU64::new(0);
 
 /// Set once the final flush has taken every record it will.
 static TRACE_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Of [`DROPPED`]: events recorded after a fatal signal, while the runtime
+/// completed the trace (see [`Slot::cut`]).
+static AFTER_SIGNAL: AtomicU64 = AtomicU64::new(0);
 
 fn drop_events(n: u64) {
     if n > 0 {
@@ -358,6 +366,32 @@ struct Slot {
     /// Set when the thread handed a chunk over while the final flush was
     /// under way: the flush takes that one chunk, later ones are dropped.
     late_chunk: bool,
+    /// Set by a final flush after a fatal signal: the thread's chunk and
+    /// its published length when the signal came. Records after that
+    /// exist only because the runtime delays the process's end; they are
+    /// counted as dropped, not formatted.
+    cut: Option<(Chunk, usize)>,
+}
+
+impl Slot {
+    /// The end of the records `from..len` of `chunk` that the trace takes:
+    /// `len`, or with a cut the records before it; the rest are counted as
+    /// dropped.
+    ///
+    /// # Safety
+    /// `chunk` must be published up to `len` (see [`Chunk::records`]).
+    unsafe fn before_cut(&self, chunk: Chunk, from: usize, len: usize) -> usize {
+        let upto = match self.cut {
+            None => return len,
+            Some((at, cut)) if at == chunk => cut.max(from).min(len),
+            Some(_) => from,
+        };
+        // SAFETY: the caller's promise.
+        let after = events_in(unsafe { chunk.records(upto, len) });
+        drop_events(after);
+        AFTER_SIGNAL.fetch_add(after, Ordering::Relaxed);
+        upto
+    }
 }
 
 // SAFETY: the buffer pointer is only dereferenced under the registry lock
@@ -872,6 +906,7 @@ impl Runtime {
             tid,
             drained: 0,
             late_chunk: false,
+            cut: None,
         });
         Some(buf)
     }
@@ -919,7 +954,8 @@ impl Runtime {
             tid: slot.tid,
             chunk: b.chunk(),
             from: slot.drained,
-            upto: len,
+            // SAFETY: this thread's own chunk, written by it up to `len`.
+            upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
             retired: None,
         };
         slot.drained = 0;
@@ -1167,7 +1203,19 @@ fn finish_before(deadline: Option<Instant>) {
     let masked = signals::Masked::all();
     // The writer stops at its next chunk, and the queue stops growing but
     // for one chunk per thread.
-    rt.registry().closing = true;
+    {
+        let mut reg = rt.registry();
+        reg.closing = true;
+        if deadline.is_some() {
+            // A fatal signal: the trace ends with what was recorded when it
+            // came, as the process would have ended then untraced.
+            for slot in &mut reg.slots {
+                // SAFETY: registered buffers are live.
+                let b = unsafe { slot.buf.as_ref() };
+                slot.cut = Some((b.chunk(), b.len.load(Ordering::Acquire)));
+            }
+        }
+    }
     rt.wake.notify_all();
     rt.drained.notify_all();
     let _ = catch_unwind(AssertUnwindSafe(|| finish_runtime(rt, deadline)));
@@ -1223,7 +1271,9 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         // SAFETY: published up to `len` (Acquire above); the owner replaces
         // the chunk only under the registry lock, held here; site pointers:
         // the C ABI contract.
-        let records = unsafe { b.chunk().records(slot.drained, len) };
+        let upto = unsafe { slot.before_cut(b.chunk(), slot.drained, len) };
+        // SAFETY: as above.
+        let records = unsafe { b.chunk().records(slot.drained, upto) };
         if past() {
             skipped += events_in(records);
         } else {
@@ -1253,17 +1303,24 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     out.finished = true;
     TRACE_DONE.store(true, Ordering::Release);
     let dropped = dropped_events();
-    if skipped > 0 {
+    let after_signal = AFTER_SIGNAL.load(Ordering::Relaxed);
+    let why = if skipped > 0 {
+        format!(
+            "; {skipped} of them could not be written in the time a fatal signal leaves, \
+             and the trace was completed without them"
+        )
+    } else {
+        String::new()
+    };
+    let after = if after_signal > 0 {
+        format!("; {after_signal} of them were recorded after the fatal signal")
+    } else {
+        String::new()
+    };
+    if dropped > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "perfflow: the trace was completed without its last {skipped} events, which could \
-             not be written in the time a fatal signal leaves; {dropped} events in all are not \
-             in the trace (counted as events_dropped)"
-        );
-    } else if dropped > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "perfflow: {dropped} events are not in the trace (counted as events_dropped)"
+            "perfflow: {dropped} events are not in the trace (counted as events_dropped){why}{after}"
         );
     }
 }
@@ -1296,7 +1353,8 @@ fn retire(buf: NonNull<ThreadBuffer>) {
                     tid: slot.tid,
                     chunk: b.chunk(),
                     from: slot.drained,
-                    upto: len,
+                    // SAFETY: this thread's own chunk, written up to `len`.
+                    upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
                     retired: Some((now, name)),
                 });
                 !closing && reg.writer != WriterState::Running
@@ -1454,6 +1512,7 @@ extern "C" fn fork_child() {
         out.forked_at = Some(clock::now_ns());
         CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
+        AFTER_SIGNAL.store(0, Ordering::Relaxed);
         WRITER_LOST.store(0, Ordering::Relaxed);
         // Threads of the parent waiting for the output lock do not exist
         // here.
