@@ -8,11 +8,13 @@
 //! level of the recursion to its total.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 use std::fmt;
 
 use crate::event::{Event, Phase};
 use crate::read::Trace;
-use crate::spans::{match_events, Mismatch, Thread};
+use crate::spans::{Matched, Matcher, Mismatch, Thread};
 
 /// Statistics of all spans with one name. Times are in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,175 +126,377 @@ pub fn summary(trace: &Trace) -> Summary {
 /// Summarises several traces together, as the processes of one run.
 ///
 /// Spans are matched within each trace; statistics of the same name are
-/// merged across traces.
+/// merged across traces. [`Summarizer`] does the same one event at a time.
 pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
-    let mut result = Summary::default();
-    let mut functions: BTreeMap<String, FunctionStats> = BTreeMap::new();
-    let mut threads: Vec<ThreadStats> = Vec::new();
-
+    let mut summarizer = Summarizer::new();
     for trace in traces {
-        result.traces += 1;
-        if trace.truncated {
-            result.truncated_traces += 1;
+        for event in &trace.events {
+            summarizer.push(event);
         }
-        add_spans(trace, &mut functions, &mut result.open_spans);
-        add_counts(trace, &mut result, &mut threads);
+        summarizer.end_trace(trace.truncated);
+    }
+    summarizer.finish()
+}
+
+/// Summarises traces one event at a time, as [`summarize`] does.
+///
+/// Memory is bounded by what is open, not by the length of the traces: the
+/// statistics of each distinct name, the threads, the `B`s not yet closed
+/// and the `b`s and `e`s not yet paired, and the spans of a thread that a
+/// span yet to be read could still contain or be contained in. On a thread
+/// with only `B`/`E` events that is one span per open `B`; `X` events are
+/// kept until the span that contains them has been read (a thread whose
+/// `X` events come in order of their start keeps only the spans around
+/// the latest one).
+#[derive(Debug, Default)]
+pub struct Summarizer {
+    result: Summary,
+    /// Index into `stats` of each name.
+    names: HashMap<String, usize>,
+    stats: Vec<FunctionStats>,
+    threads: Vec<ThreadStats>,
+    trace: TraceState,
+}
+
+/// What a [`Summarizer`] keeps about the trace being read.
+#[derive(Debug, Default)]
+struct TraceState {
+    matcher: Matcher,
+    index: usize,
+    nesting: HashMap<Thread, Nesting>,
+    pids: BTreeSet<i64>,
+    counts: BTreeMap<Thread, usize>,
+    thread_names: BTreeMap<Thread, String>,
+}
+
+impl Summarizer {
+    /// A summariser with nothing read yet.
+    pub fn new() -> Summarizer {
+        Summarizer::default()
     }
 
-    result.functions = functions.into_values().collect();
-    result.functions.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    threads.sort_by_key(|thread| (thread.pid, thread.tid));
-    result.threads = threads;
-    result
-}
-
-/// A completed span of one trace.
-struct Span<'a> {
-    name: &'a str,
-    start: i64,
-    end: i64,
-    /// The thread, for spans that nest (`B`/`E` and `X`).
-    nested_on: Option<Thread>,
-}
-
-fn add_spans(
-    trace: &Trace,
-    functions: &mut BTreeMap<String, FunctionStats>,
-    open_spans: &mut usize,
-) {
-    let events = &trace.events;
-    let matching = match_events(events);
-    *open_spans += matching
-        .mismatches
-        .iter()
-        .filter(|m| {
-            matches!(
-                m,
-                Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }
-            )
-        })
-        .count();
-
-    let mut spans: Vec<Span> = Vec::new();
-    for pair in &matching.pairs {
-        let (begin, end) = (&events[pair.begin], &events[pair.end]);
-        if let (Some(start), Some(stop)) = (begin.ts_ns, end.ts_ns) {
-            if stop >= start {
-                spans.push(Span {
-                    name: span_name(begin),
-                    start,
-                    end: stop,
-                    nested_on: if pair.nested { begin.thread() } else { None },
-                });
+    /// Adds the next event of the current trace.
+    pub fn push(&mut self, event: &Event) {
+        let index = self.trace.index;
+        self.trace.index += 1;
+        if event.is_metadata() {
+            if event.name.as_deref() == Some("thread_name") {
+                if let (Some(thread), Some(name)) = (event.thread(), event.args["name"].as_str()) {
+                    self.trace.thread_names.insert(thread, name.to_string());
+                }
             }
+        } else {
+            self.count(event);
         }
-    }
-    for event in events {
-        if event.ph != Some(Phase::Complete) {
-            continue;
-        }
-        // A complete event without a usable duration ends where it starts
-        // (`end_ns`) and is no span.
-        if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
-            if event.dur_ns.is_some_and(|d| d >= 0) {
-                spans.push(Span {
-                    name: span_name(event),
-                    start,
-                    end,
-                    nested_on: event.thread(),
-                });
-            }
-        }
-    }
 
-    let nested_time = time_in_children(&spans);
-    for (span, inner) in spans.iter().zip(nested_time) {
-        let duration = span.end - span.start;
-        let self_time = (duration - inner).max(0);
-        functions
-            .entry(span.name.to_string())
-            .or_insert_with(|| FunctionStats::new(span.name))
-            .add(duration, self_time);
-    }
-}
-
-fn span_name(event: &Event) -> &str {
-    event.name.as_deref().unwrap_or("(unnamed)")
-}
-
-/// For each span, the time covered by the spans directly inside it on the
-/// same thread.
-fn time_in_children(spans: &[Span]) -> Vec<i64> {
-    let mut inner = vec![0; spans.len()];
-    let mut by_thread: BTreeMap<Thread, Vec<usize>> = BTreeMap::new();
-    for (index, span) in spans.iter().enumerate() {
-        if let Some(thread) = span.nested_on {
-            by_thread.entry(thread).or_default().push(index);
-        }
-    }
-    for mut order in by_thread.into_values() {
-        // Outer spans first: earlier start, then later end.
-        order.sort_by(|&a, &b| {
-            spans[a]
-                .start
-                .cmp(&spans[b].start)
-                .then_with(|| spans[b].end.cmp(&spans[a].end))
-        });
-        let mut open: Vec<usize> = Vec::new();
-        for index in order {
-            let span = &spans[index];
-            while open
-                .last()
-                .is_some_and(|&parent| spans[parent].end <= span.start)
+        let mut pairs = Vec::new();
+        self.trace.matcher.push(index, event, &mut |matched| {
+            if let Matched::Pair {
+                begin,
+                end_ts_ns,
+                nested,
+            } = matched
             {
-                open.pop();
+                pairs.push((begin, end_ts_ns, nested));
             }
-            if let Some(&parent) = open.last() {
-                let covered = span.end.min(spans[parent].end) - span.start;
-                inner[parent] += covered.max(0);
+        });
+        for (begin, end_ts_ns, nested) in pairs {
+            let (Some(start), Some(end)) = (begin.ts_ns, end_ts_ns) else {
+                continue;
+            };
+            if end < start {
+                continue;
             }
-            open.push(index);
-        }
-    }
-    inner
-}
-
-fn add_counts(trace: &Trace, result: &mut Summary, threads: &mut Vec<ThreadStats>) {
-    let mut names: BTreeMap<Thread, String> = BTreeMap::new();
-    for event in &trace.events {
-        if event.is_metadata() && event.name.as_deref() == Some("thread_name") {
-            if let (Some(thread), Some(name)) = (event.thread(), event.args["name"].as_str()) {
-                names.insert(thread, name.to_string());
+            let name = self.name_index(span_name(begin.name.as_deref()));
+            match (nested, begin.thread) {
+                (true, Some(thread)) => self.nest(thread, start, end, name, false),
+                _ => self.stats[name].add(end - start, end - start),
             }
         }
+
+        if event.ph == Some(Phase::Complete) {
+            // A complete event without a usable duration ends where it
+            // starts (`end_ns`) and is no span.
+            if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
+                if event.dur_ns.is_some_and(|d| d >= 0) {
+                    let name = self.name_index(span_name(event.name.as_deref()));
+                    match event.thread() {
+                        Some(thread) => self.nest(thread, start, end, name, true),
+                        None => self.stats[name].add(end - start, end - start),
+                    }
+                }
+            }
+        }
     }
 
-    let mut counts: BTreeMap<Thread, usize> = BTreeMap::new();
-    let mut pids = BTreeSet::new();
-    for event in trace.non_metadata() {
-        result.events += 1;
+    /// Ends the current trace; `truncated` says whether it was. What is
+    /// pushed next belongs to another trace.
+    pub fn end_trace(&mut self, truncated: bool) {
+        let trace = std::mem::take(&mut self.trace);
+        self.result.traces += 1;
+        if truncated {
+            self.result.truncated_traces += 1;
+        }
+        let mut open = 0;
+        trace.matcher.finish(&mut |matched| {
+            if let Matched::Mismatch(Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }) =
+                matched
+            {
+                open += 1;
+            }
+        });
+        self.result.open_spans += open;
+        self.result.processes += trace.pids.len();
+        let names = trace.thread_names;
+        self.threads.extend(
+            trace
+                .counts
+                .into_iter()
+                .map(|((pid, tid), events)| ThreadStats {
+                    pid,
+                    tid,
+                    name: names.get(&(pid, tid)).cloned(),
+                    events,
+                }),
+        );
+    }
+
+    /// The summary of every trace ended with [`Summarizer::end_trace`].
+    pub fn finish(mut self) -> Summary {
+        let mut result = self.result;
+        self.stats.retain(|stats| stats.calls > 0);
+        result.functions = self.stats;
+        result.functions.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        self.threads.sort_by_key(|thread| (thread.pid, thread.tid));
+        result.threads = self.threads;
+        result
+    }
+
+    fn count(&mut self, event: &Event) {
+        self.result.events += 1;
         if let Some(pid) = event.pid {
-            pids.insert(pid);
+            self.trace.pids.insert(pid);
         }
         if let Some(thread) = event.thread() {
-            *counts.entry(thread).or_default() += 1;
+            *self.trace.counts.entry(thread).or_default() += 1;
         }
         if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
+            let result = &mut self.result;
             result.start_ns = Some(result.start_ns.map_or(start, |s| s.min(start)));
             result.end_ns = Some(result.end_ns.map_or(end, |e| e.max(end)));
         }
     }
-    result.processes += pids.len();
-    threads.extend(counts.into_iter().map(|((pid, tid), events)| ThreadStats {
-        pid,
-        tid,
-        name: names.get(&(pid, tid)).cloned(),
-        events,
-    }));
+
+    fn name_index(&mut self, name: &str) -> usize {
+        if let Some(&index) = self.names.get(name) {
+            return index;
+        }
+        let index = self.stats.len();
+        self.stats.push(FunctionStats::new(name));
+        self.names.insert(name.to_string(), index);
+        index
+    }
+
+    /// Adds the span `[start, end]` named `name` on `thread`, where spans
+    /// nest by time.
+    fn nest(&mut self, thread: Thread, start: i64, end: i64, name: usize, complete: bool) {
+        let open = self.trace.matcher.innermost_open(thread);
+        let nesting = self.trace.nesting.entry(thread).or_default();
+        nesting.insert(
+            Span {
+                start,
+                end,
+                name,
+                complete,
+            },
+            open,
+            &mut self.stats,
+        );
+    }
+}
+
+fn span_name(name: Option<&str>) -> &str {
+    name.unwrap_or("(unnamed)")
+}
+
+/// A completed span of a thread.
+struct Span {
+    start: i64,
+    end: i64,
+    /// Index of its name's statistics.
+    name: usize,
+    /// An `X` event rather than a `B`/`E` pair.
+    complete: bool,
+}
+
+/// A span kept because a span yet to be read may contain it or be
+/// contained in it, or a run of such spans merged into one.
+#[derive(Debug)]
+struct Node {
+    start: i64,
+    end: i64,
+    /// The time a parent loses to it: its duration, or the sum of the
+    /// durations of a merged run.
+    weight: i64,
+    /// Index of its name's statistics; `None` for a merged run.
+    name: Option<usize>,
+    /// Its direct children, by start.
+    children: Vec<Node>,
+}
+
+impl Node {
+    /// The time of this node inside a parent that ends at `end`.
+    fn weight_before(&self, end: i64) -> i64 {
+        self.weight.min(end - self.start).max(0)
+    }
+}
+
+/// The spans of one thread, nested by time: a parent starts no later than
+/// its child, and when both start together the longer one (or the one
+/// read first) is the parent.
+///
+/// Statistics are updated when a span is inserted, whatever the order in
+/// which spans arrive: a span takes as children the kept spans it
+/// contains, and its parent (if kept) loses the span's time in place of
+/// theirs. What can no longer change is dropped: spans that end before
+/// the start of the latest span while spans come in order of their start
+/// and no `B` is open; the children of a span while spans come in order of their end; and on
+/// a thread without `X` events, whose `B`/`E` spans come in order of their
+/// end, everything before the innermost open `B` (merged into one node
+/// after it).
+#[derive(Debug)]
+struct Nesting {
+    roots: Vec<Node>,
+    by_start: bool,
+    by_end: bool,
+    last_start: i64,
+    last_end: i64,
+    has_complete: bool,
+}
+
+impl Default for Nesting {
+    fn default() -> Nesting {
+        Nesting {
+            roots: Vec::new(),
+            by_start: true,
+            by_end: true,
+            last_start: i64::MIN,
+            last_end: i64::MIN,
+            has_complete: false,
+        }
+    }
+}
+
+impl Nesting {
+    /// Inserts `span`; `open` is the time of the innermost `B` open on the
+    /// thread, if any.
+    fn insert(&mut self, span: Span, open: Option<Option<i64>>, stats: &mut [FunctionStats]) {
+        let Span {
+            start,
+            end,
+            name,
+            complete,
+        } = span;
+        self.by_start &= start >= self.last_start;
+        self.by_end &= end >= self.last_end;
+        self.last_start = start;
+        self.last_end = end;
+        self.has_complete |= complete;
+        // An open B may end up around any span that starts after it.
+        let by_start = self.by_start && open.is_none();
+        let by_end = self.by_end;
+
+        // 1. Walk down to the innermost kept span that contains this one.
+        let mut level = &mut self.roots;
+        let mut parent: Option<(i64, Option<usize>)> = None;
+        loop {
+            if by_start {
+                let done = level
+                    .iter()
+                    .take_while(|node| node.end <= start && node.start < start)
+                    .count();
+                level.drain(..done);
+            }
+            let candidate = level.partition_point(|node| node.start <= start);
+            let contains = candidate > 0 && {
+                let node = &level[candidate - 1];
+                start < node.end && (node.start < start || end <= node.end)
+            };
+            if !contains {
+                break;
+            }
+            let node = &mut level[candidate - 1];
+            parent = Some((node.end, node.name));
+            level = &mut node.children;
+        }
+
+        // 2. Take the kept spans this one contains as its children.
+        let first = level.partition_point(|node| node.start < start);
+        let first = first
+            + level[first..]
+                .iter()
+                .take_while(|node| node.start == start && node.end > end)
+                .count();
+        let last = first
+            + level[first..]
+                .iter()
+                .take_while(|node| node.start < end)
+                .count();
+        let children: Vec<Node> = level.drain(first..last).collect();
+        let covered: i64 = children.iter().map(|child| child.weight_before(end)).sum();
+        let duration = end - start;
+        stats[name].add(duration, (duration - covered).max(0));
+
+        // 3. The parent loses this span's time in place of its children's.
+        if let Some((parent_end, Some(parent_name))) = parent {
+            let before: i64 = children
+                .iter()
+                .map(|child| child.weight_before(parent_end))
+                .sum();
+            let now = duration.min(parent_end - start).max(0);
+            let parent = &mut stats[parent_name];
+            parent.self_ns = parent.self_ns.saturating_add(before - now);
+        }
+
+        let node = Node {
+            start,
+            end,
+            weight: duration,
+            name: Some(name),
+            // In order of their end, nothing read later fits inside.
+            children: if by_end { Vec::new() } else { children },
+        };
+        level.insert(first, node);
+
+        // 4. B/E only, in order: no span read later can start before the
+        // innermost open B, so what starts before it is done, and what
+        // starts after it only ever counts as a whole.
+        if parent.is_none() && by_end && !self.has_complete {
+            let Some(bound) = open.map(|ts| ts.unwrap_or(i64::MIN)) else {
+                self.roots.clear();
+                return;
+            };
+            let inside = self.roots.partition_point(|node| node.start < bound);
+            let merged = self.roots.split_off(inside);
+            if let (Some(first), Some(last)) = (merged.first(), merged.last()) {
+                let run = Node {
+                    start: first.start,
+                    end: last.end,
+                    weight: merged.iter().map(|node| node.weight).sum(),
+                    name: None,
+                    children: Vec::new(),
+                };
+                self.roots.clear();
+                self.roots.push(run);
+            } else {
+                self.roots.clear();
+            }
+        }
+    }
 }
 
 /// Formats nanoseconds as microseconds with three decimals, exactly.
