@@ -29,7 +29,8 @@ pub enum ProblemKind {
     Unclosed,
     /// A `B`/`E` timestamp earlier than the previous one on its thread.
     TimeGoesBackwards,
-    /// An `e` event with no open `b` of the same category and id.
+    /// An `e` event that no `b` of the same pid, category, id and name, at
+    /// or before its time, pairs with.
     AsyncEndWithoutBegin,
     /// A `b` event never closed by an `e`.
     AsyncUnclosed,
@@ -84,7 +85,8 @@ pub fn check(trace: &Trace) -> Vec<Problem> {
 /// * every `B` is closed by an `E` on the same thread, in stack order, with
 ///   the same name (an `E` without a name closes the innermost `B`);
 /// * `B`/`E` timestamps do not decrease on any thread;
-/// * `b`/`e` events pair up by category and id;
+/// * `b`/`e` events pair up by pid, category, id and name, an `e` at or
+///   after its `b` whatever their order in the file;
 /// * `X` events have a non-negative `dur`;
 /// * the trace is not truncated (unless allowed by `options`).
 ///
@@ -104,8 +106,8 @@ pub fn check_with(trace: &Trace, options: &CheckOptions) -> Vec<Problem> {
 }
 
 /// Checks a trace one event at a time, as [`check_with`] does, holding only
-/// what is open: the `B`s and `b`s not yet closed, and the last `B`/`E` of
-/// each thread.
+/// what is open: the `B`s not yet closed, the `b`s and `e`s not yet paired,
+/// and the last `B`/`E` of each thread.
 ///
 /// Problems are reported as they are found: those about one event when it
 /// is pushed, those about what was never closed or paired (and the
@@ -385,15 +387,18 @@ fn where_is(event: &Seen) -> String {
 }
 
 fn async_key(event: &Seen) -> String {
+    let pid = event
+        .thread
+        .map_or_else(String::new, |(pid, _)| format!("pid {pid}, "));
     format!(
-        "cat \"{}\", id \"{}\"",
+        "{pid}cat \"{}\", id \"{}\"",
         event.cat.as_deref().unwrap_or(""),
         event.id.as_deref().unwrap_or("")
     )
 }
 
 /// Turns a mismatch into a problem, or `None` when it is tolerated:
-/// `tolerate_open` accepts what a truncated trace leaves open.
+/// `tolerate_open` accepts what a truncated trace leaves open or unpaired.
 fn describe(mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
     let hint = |elsewhere: &Option<Seen>| match elsewhere {
         Some(other) => format!(
@@ -448,10 +453,12 @@ fn describe(mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
                 where_is(begin)
             ),
         ),
-        Mismatch::AsyncEndWithoutBegin { end } => (
+        // In a truncated trace, the b of an e may be among what was lost:
+        // each thread's events are written separately.
+        Mismatch::AsyncEndWithoutBegin { end } if !tolerate_open => (
             ProblemKind::AsyncEndWithoutBegin,
             format!(
-                "{} ({}) has no open b with the same cat and id",
+                "{} ({}) has no b with the same pid, cat, id and name at or before it",
                 end.label(),
                 async_key(end)
             ),
@@ -459,12 +466,14 @@ fn describe(mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
         Mismatch::AsyncUnclosed { begin } if !tolerate_open => (
             ProblemKind::AsyncUnclosed,
             format!(
-                "{} ({}) is never closed by an e with the same cat and id",
+                "{} ({}) is never closed by an e with the same pid, cat, id and name",
                 begin.label(),
                 async_key(begin)
             ),
         ),
-        Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. } => return None,
+        Mismatch::Unclosed { .. }
+        | Mismatch::AsyncEndWithoutBegin { .. }
+        | Mismatch::AsyncUnclosed { .. } => return None,
     };
     let at = mismatch.at();
     Some(Problem {

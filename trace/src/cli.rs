@@ -37,9 +37,11 @@ USAGE
 COMMANDS
   check    Validate each FILE: required fields are present and typed; every
            B is closed by an E on the same thread, in stack order, with the
-           same name; B/E timestamps never decrease on a thread; b/e events
-           pair up by cat and id; X events have dur >= 0; the file is not
-           truncated. A valid FILE prints `FILE: ok, N events, M threads`;
+           same name; B/E timestamps never decrease on a thread; every b
+           pairs with an e of the same pid, cat, id and name at or after
+           its time, wherever the two are in the file (a span begun on one
+           thread and ended on another may have its e written first); X
+           events have dur >= 0; the file is not truncated. A valid FILE prints `FILE: ok, N events, M threads`;
            otherwise every problem is printed to standard error as
            `FILE: INDEX: MESSAGE` (INDEX is the event's position in the
            file, counting from 0; at most 10,000 per FILE are listed).
@@ -61,8 +63,9 @@ CHECK OPTIONS
   --expect-phases LIST   the distinct ph codes are exactly the
                          comma-separated LIST, such as B,E
   --min-threads N        the events come from at least N threads
-  --allow-truncated      accept a trace cut short (no closing `]`) and the
-                         B and b events it leaves open
+  --allow-truncated      accept a trace cut short (no closing `]`), the
+                         B and b events it leaves open, and e events whose
+                         b was not written
 
   An option's value follows it as the next argument or after `=`.
   `--` ends the options; every later argument is a FILE.

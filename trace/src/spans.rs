@@ -4,10 +4,14 @@
 //! [`crate::summary`] (which measures what does) use the same [`Matcher`],
 //! so the two always agree about which events form a span.
 //!
-//! `B`/`E` events pair on their thread in stack order, `b`/`e` events by
-//! category and id.
+//! `B`/`E` events pair on their thread in stack order: a thread's events
+//! are in time order in the file. `b`/`e` events pair by pid, category, id
+//! and name, and by time rather than by position: the Chrome format does
+//! not order events, and a span begun on one thread and ended on another
+//! is written with each thread's events, so its `e` may come first.
 //!
-//! The matcher keeps only what is open: the `B`s and `b`s not yet closed.
+//! The matcher keeps only what is open: the `B`s not yet closed and the
+//! `b`s and `e`s not yet paired.
 
 use foldhash::HashMap;
 
@@ -74,9 +78,11 @@ pub(crate) enum Mismatch {
     },
     /// A `B` still open at the end of the trace.
     Unclosed { begin: Seen },
-    /// An `e` with no open `b` of the same category and id.
+    /// An `e` that no `b` with the same key, at or before its time, pairs
+    /// with.
     AsyncEndWithoutBegin { end: Seen },
-    /// A `b` still open at the end of the trace.
+    /// A `b` that no `e` with the same key, at or after its time, pairs
+    /// with.
     AsyncUnclosed { begin: Seen },
 }
 
@@ -106,17 +112,27 @@ pub(crate) enum Matched {
     Mismatch(Mismatch),
 }
 
-/// The key `b` and `e` events pair by: category and id.
-type AsyncKey = (String, String);
+/// The key `b` and `e` events pair by: pid, category, id and name.
+type AsyncKey = (Option<i64>, String, String, Option<String>);
 
-/// The `b`s of one key not yet closed.
+/// The `b`s and `e`s of one key not yet paired.
 #[derive(Debug, Default)]
 struct Unpaired {
     begins: Vec<Seen>,
+    ends: Vec<Seen>,
 }
 
-/// Matches `B` with `E` per thread in stack order, and `b` with `e` by
-/// category and id. Events without the fields needed to match them are skipped
+/// Whether a begin at `begin` may pair with an end at `end`; events
+/// without a time pair with anything.
+fn in_time(begin: Option<i64>, end: Option<i64>) -> bool {
+    match (begin, end) {
+        (Some(begin), Some(end)) => begin <= end,
+        _ => true,
+    }
+}
+
+/// Matches `B` with `E` per thread in stack order, and `b` with `e` by key
+/// and time. Events without the fields needed to match them are skipped
 /// (the checker reports those fields separately).
 #[derive(Debug, Default)]
 pub(crate) struct Matcher {
@@ -143,18 +159,44 @@ impl Matcher {
             }
             Some(Phase::AsyncBegin) => {
                 if let Some(key) = async_key(event) {
-                    let unpaired = self.unpaired.entry(key).or_default();
-                    unpaired.begins.push(Seen::of(index, event));
+                    let unpaired = self.unpaired.entry(key.clone()).or_default();
+                    // The earliest end at or after the begin.
+                    let end = unpaired
+                        .ends
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, end)| in_time(event.ts_ns, end.ts_ns))
+                        .min_by_key(|(_, end)| (end.ts_ns, end.index))
+                        .map(|(at, _)| at);
+                    match end {
+                        Some(at) => {
+                            let end = unpaired.ends.remove(at);
+                            self.forget_if_paired(&key);
+                            found(Matched::Pair {
+                                begin: Seen::of(index, event),
+                                end_ts_ns: end.ts_ns,
+                                nested: false,
+                            });
+                        }
+                        None => unpaired.begins.push(Seen::of(index, event)),
+                    }
                 }
             }
             Some(Phase::AsyncEnd) => {
                 if let Some(key) = async_key(event) {
-                    let begin = self
-                        .unpaired
-                        .get_mut(&key)
-                        .and_then(|unpaired| unpaired.begins.pop());
+                    let unpaired = self.unpaired.entry(key.clone()).or_default();
+                    // The latest begin at or before the end (the innermost
+                    // of nested spans with one id).
+                    let begin = unpaired
+                        .begins
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, begin)| in_time(begin.ts_ns, event.ts_ns))
+                        .max_by_key(|(_, begin)| (begin.ts_ns, begin.index))
+                        .map(|(at, _)| at);
                     match begin {
-                        Some(begin) => {
+                        Some(at) => {
+                            let begin = unpaired.begins.remove(at);
                             self.forget_if_paired(&key);
                             found(Matched::Pair {
                                 begin,
@@ -162,9 +204,7 @@ impl Matcher {
                                 nested: false,
                             });
                         }
-                        None => found(Matched::Mismatch(Mismatch::AsyncEndWithoutBegin {
-                            end: Seen::of(index, event),
-                        })),
+                        None => unpaired.ends.push(Seen::of(index, event)),
                     }
                 }
             }
@@ -173,7 +213,11 @@ impl Matcher {
     }
 
     fn forget_if_paired(&mut self, key: &AsyncKey) {
-        if self.unpaired.get(key).is_some_and(|u| u.begins.is_empty()) {
+        if self
+            .unpaired
+            .get(key)
+            .is_some_and(|u| u.begins.is_empty() && u.ends.is_empty())
+        {
             self.unpaired.remove(key);
         }
     }
@@ -202,6 +246,12 @@ impl Matcher {
                     .begins
                     .into_iter()
                     .map(|begin| Mismatch::AsyncUnclosed { begin }),
+            );
+            left.extend(
+                unpaired
+                    .ends
+                    .into_iter()
+                    .map(|end| Mismatch::AsyncEndWithoutBegin { end }),
             );
         }
         left.sort_by_key(|mismatch| mismatch.at().index);
@@ -283,5 +333,10 @@ impl Matcher {
 
 fn async_key(event: &Event) -> Option<AsyncKey> {
     let id = event.id.clone()?;
-    Some((event.cat.clone().unwrap_or_default(), id))
+    Some((
+        event.pid,
+        event.cat.clone().unwrap_or_default(),
+        id,
+        event.name.clone(),
+    ))
 }

@@ -3,8 +3,9 @@
 //! A *span* is a matched `B`/`E` pair, an `X` event, or a matched `b`/`e`
 //! pair. Spans on one thread (`B`/`E` and `X`) nest by time: the self time
 //! of a span is its duration less the time covered by the spans directly
-//! inside it. Asynchronous spans (`b`/`e`) do not nest, so their self time
-//! is their whole duration. A function that calls itself contributes every
+//! inside it. Asynchronous spans (`b`/`e`, paired by pid, category, id,
+//! name and time, wherever they are in the file) do not nest, so their self
+//! time is their whole duration. A function that calls itself contributes every
 //! level of the recursion to its total.
 
 use std::collections::{BTreeMap, BTreeSet};
