@@ -44,6 +44,7 @@
 //! `docs/benchmarks.md` keeps the figures.
 
 pub mod cli;
+pub mod duration;
 pub mod error;
 pub mod groups;
 pub mod metadata;

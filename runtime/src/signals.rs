@@ -1,6 +1,19 @@
-//! Completing the trace when the program is killed by SIGINT, SIGTERM,
-//! SIGHUP or SIGQUIT, or aborts (SIGABRT: `abort()`, an uncaught C++
-//! exception).
+//! Completing the trace when the program is killed by a signal the
+//! `signals` option names: by default SIGTERM and SIGABRT.
+//!
+//! Why those two. A traced program must behave exactly as without perfflow,
+//! and a handler is visible: a program that installs its own handler only
+//! where the action is still the default (embedded CPython does so for
+//! SIGINT, to raise `KeyboardInterrupt`) skips it when ours is there. So the
+//! runtime takes only the signals that end a run without anyone asking
+//! what their action is: SIGTERM, which a batch scheduler sends at the end
+//! of the walltime (then SIGKILL) and `kill` sends by default; and SIGABRT,
+//! which the program raises itself (`abort()`, a failed `assert`, an
+//! uncaught C++ exception) and which ends it with the same signal and core
+//! dump either way. SIGINT, SIGHUP and SIGQUIT belong to terminals and
+//! interpreters; `signals=TERM,INT,HUP,QUIT,ABRT` takes them too, and
+//! `signals=none` takes none. Without a handler, the periodic writes of the
+//! trace keep all but the events of the last moments.
 //!
 //! Formatting and writing the trace allocates, which is not safe inside a
 //! signal handler (the interrupted code may hold the allocator's lock). So
@@ -11,19 +24,19 @@
 //! process ends exactly as it would have without perfflow.
 //!
 //! Handlers are installed only for signals whose action is still the
-//! default when tracing starts: a program's own handlers are left alone.
+//! default when tracing starts: a program's own handlers are left alone,
+//! and a handler the program installs later replaces ours.
+//!
+//! The watcher thread runs whatever the signals (it also ends the process
+//! when only perfflow's threads are left). It and every other thread of
+//! the runtime block every signal (see [`spawn_service`]): the kernel
+//! delivers a process-directed signal to a thread that does not block it,
+//! and a runtime thread must never be that thread, or a program that
+//! blocks a signal everywhere to read it from a `signalfd` would see it
+//! taken by the default action or by our handler instead.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-
-/// Signals that end the process and whose end the trace survives.
-const SIGNALS: [libc::c_int; 5] = [
-    libc::SIGINT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGABRT,
-];
 
 /// How long a handler waits for the watcher to complete the trace.
 pub const FLUSH_TIMEOUT_MS: libc::c_int = 3000;
@@ -35,10 +48,15 @@ static REPLY: AtomicI32 = AtomicI32::new(-1);
 /// Set by the first handler to run: later signals go straight to the
 /// default action.
 static HANDLING: AtomicBool = AtomicBool::new(false);
+/// The process whose watcher the pipes lead to: a `vfork` child shares
+/// this memory and those descriptors, and must not complete the parent's
+/// trace.
+static OWNER: AtomicI32 = AtomicI32::new(0);
 
-/// Installs the handlers (once per process) and starts the watcher thread
-/// (again in a forked child, which has no threads but the forking one).
-pub fn install() {
+/// Installs the handlers for `signals` (once per process) and starts the
+/// watcher thread (again in a forked child, which has no threads but the
+/// forking one).
+pub fn install(signals: &[libc::c_int]) {
     if REQUEST.load(Ordering::Relaxed) >= 0 {
         return;
     }
@@ -49,7 +67,7 @@ pub fn install() {
         );
         return;
     }
-    for sig in SIGNALS {
+    for &sig in signals {
         // SAFETY: querying and setting signal actions with valid pointers.
         unsafe {
             let mut old: libc::sigaction = std::mem::zeroed();
@@ -156,6 +174,8 @@ fn start_watcher() -> std::io::Result<()> {
     let [request_read, request_write] = pipe()?;
     let [reply_read, reply_write] = pipe()?;
     spawn_service("perfflow-signal", move || watch(request_read, reply_write))?;
+    // SAFETY: getpid has no preconditions.
+    OWNER.store(unsafe { libc::getpid() }, Ordering::Relaxed);
     REPLY.store(reply_read, Ordering::Relaxed);
     REQUEST.store(request_write, Ordering::Release);
     Ok(())
@@ -240,11 +260,14 @@ fn only_thread_left() -> bool {
     true
 }
 
-/// Only async-signal-safe calls here: write, poll, read, sigaction, raise.
+/// Only async-signal-safe calls here: getpid, write, poll, read, sigaction,
+/// raise.
 extern "C" fn handler(sig: libc::c_int) {
     // SAFETY: errno is thread-local; restored before returning.
     let errno = unsafe { *libc::__errno_location() };
-    if !HANDLING.swap(true, Ordering::AcqRel) {
+    // SAFETY: getpid is async-signal-safe.
+    let ours = unsafe { libc::getpid() } == OWNER.load(Ordering::Relaxed);
+    if ours && !HANDLING.swap(true, Ordering::AcqRel) {
         let request = REQUEST.load(Ordering::Acquire);
         let reply = REPLY.load(Ordering::Relaxed);
         if request >= 0 && reply >= 0 {
