@@ -426,15 +426,22 @@ impl RawEvent<'_> {
         let tid = typed(self.tid, "tid", "an integer", &mut errors);
         let (ts, ts_ns) = raw_time(self.ts, "ts", &mut errors)?;
         let (dur, dur_ns) = raw_time(self.dur, "dur", &mut errors)?;
-        let mut object = Map::new();
-        for (field, raw) in [("id", self.id), ("args", self.args)] {
-            if let Some(raw) = raw {
-                object.insert(field.to_string(), serde_json::from_str(raw.get())?);
-            }
-        }
         // `id` and `args` as `Event::from_json` reads them; their errors
-        // come after those of the fields above.
-        let mut event = Event::build(object, line);
+        // come after those of the fields above. Most events have neither.
+        let mut event = if self.id.is_none() && self.args.is_none() {
+            Event {
+                line,
+                ..Event::default()
+            }
+        } else {
+            let mut object = Map::new();
+            for (field, raw) in [("id", self.id), ("args", self.args)] {
+                if let Some(raw) = raw {
+                    object.insert(field.to_string(), serde_json::from_str(raw.get())?);
+                }
+            }
+            Event::build(object, line)
+        };
         errors.append(&mut event.field_errors);
         Ok(Event {
             name,
@@ -605,10 +612,10 @@ fn take_time(
 /// rounding halves away from zero. `None` if it is not a JSON number or
 /// does not fit in an `i64`.
 pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
-    let text = text.trim();
     if let Some(nanos) = plain_micros_to_ns(text) {
         return Some(nanos);
     }
+    let text = text.trim();
     let (negative, unsigned) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -670,29 +677,48 @@ pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
 }
 
 /// [`micros_text_to_ns`] for the usual `-?digits(.digits)?` without an
-/// exponent, without allocating; `None` for anything else and on overflow.
+/// exponent, in one pass without allocating; `None` for anything else and
+/// on overflow.
 fn plain_micros_to_ns(text: &str) -> Option<i64> {
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
     };
-    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    if whole.is_empty() || whole.len() > 18 || (fraction.is_empty() && unsigned.contains('.')) {
+    let mut nanos: i64 = 0;
+    let mut whole_digits = 0;
+    // Fraction digits seen, or `None` before the `.`.
+    let mut fraction: Option<usize> = None;
+    let mut round_up = false;
+    for &byte in digits {
+        match (byte, fraction) {
+            (b'0'..=b'9', None) => {
+                nanos = nanos.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+                whole_digits += 1;
+            }
+            (b'0'..=b'9', Some(seen)) => {
+                if seen < 3 {
+                    nanos = nanos.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+                } else if seen == 3 {
+                    // Halves round away from zero.
+                    round_up = byte >= b'5';
+                }
+                fraction = Some(seen + 1);
+            }
+            (b'.', None) if whole_digits > 0 => fraction = Some(0),
+            _ => return None,
+        }
+    }
+    // `12.` is no JSON number.
+    if whole_digits == 0 || fraction == Some(0) {
         return None;
     }
-    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !digits(fraction) {
-        return None;
+    let seen = fraction.unwrap_or(0);
+    for _ in seen.min(3)..3 {
+        nanos = nanos.checked_mul(10)?;
     }
-    let mut nanos: i64 = whole.parse().ok()?;
-    let fraction = fraction.as_bytes();
-    for position in 0..3 {
-        let digit = fraction.get(position).map_or(0, |b| i64::from(b - b'0'));
-        nanos = nanos.checked_mul(10)?.checked_add(digit)?;
-    }
-    // Halves round away from zero.
-    if fraction.get(3).is_some_and(|&b| b >= b'5') {
-        nanos += 1;
+    if round_up {
+        nanos = nanos.checked_add(1)?;
     }
     Some(if negative { -nanos } else { nanos })
 }
@@ -801,6 +827,47 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(micros_text_to_ns(text), expected, "{text}");
         }
+    }
+
+    #[test]
+    fn the_one_pass_conversion_agrees_with_the_general_one() {
+        for text in [
+            "0",
+            "7",
+            "-7",
+            "12.5",
+            "12.",
+            "1.2345",
+            "1.2344",
+            "-1.2345",
+            "0.0005",
+            "-0.0004",
+            "1712345678901234.567",
+            "1712345678901234.5678",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "99999999999999999999",
+            "-",
+            ".5",
+            "1..2",
+            "1e3",
+            "01.5",
+        ] {
+            if let Some(fast) = plain_micros_to_ns(text) {
+                let mantissa = text.trim_start_matches('-');
+                let general = format!(
+                    "{}{mantissa}e0",
+                    if text.starts_with('-') { "-" } else { "" }
+                );
+                assert_eq!(Some(fast), micros_text_to_ns(&general), "{text}");
+            }
+        }
+        assert_eq!(
+            plain_micros_to_ns("1712345678901234.5675"),
+            Some(1_712_345_678_901_234_568)
+        );
+        assert_eq!(plain_micros_to_ns("12."), None);
+        assert_eq!(plain_micros_to_ns("9223372036854775.808"), None);
     }
 
     #[test]

@@ -190,7 +190,8 @@ impl Summarizer {
             self.count(event);
         }
 
-        let mut pairs = Vec::new();
+        // An event closes at most one span.
+        let mut pair = None;
         self.trace.matcher.push(index, event, &mut |matched| {
             if let Matched::Pair {
                 begin,
@@ -198,20 +199,18 @@ impl Summarizer {
                 nested,
             } = matched
             {
-                pairs.push((begin, end_ts_ns, nested));
+                pair = Some((begin, end_ts_ns, nested));
             }
         });
-        for (begin, end_ts_ns, nested) in pairs {
-            let (Some(start), Some(end)) = (begin.ts_ns, end_ts_ns) else {
-                continue;
-            };
-            if end < start {
-                continue;
-            }
-            let name = self.name_index(span_name(begin.name.as_deref()));
-            match (nested, begin.thread) {
-                (true, Some(thread)) => self.nest(thread, start, end, name, false),
-                _ => self.stats[name].add(end - start, end - start),
+        if let Some((begin, end_ts_ns, nested)) = pair {
+            if let (Some(start), Some(end)) = (begin.ts_ns, end_ts_ns) {
+                if end >= start {
+                    let name = self.name_index(span_name(begin.name.as_deref()));
+                    match (nested, begin.thread) {
+                        (true, Some(thread)) => self.nest(thread, start, end, name, false),
+                        _ => self.stats[name].add(end - start, end - start),
+                    }
+                }
             }
         }
 
