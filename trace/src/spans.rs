@@ -222,13 +222,9 @@ impl Matcher {
         }
     }
 
-    /// The time of the innermost `B` open on `thread`: `None` when none
-    /// is open, `Some(None)` when it has no time.
-    pub fn innermost_open(&self, thread: Thread) -> Option<Option<i64>> {
-        self.stacks
-            .get(&thread)
-            .and_then(|stack| stack.last())
-            .map(|begin| begin.ts_ns)
+    /// The `B`s open on `thread`, outermost first.
+    pub fn open_on(&self, thread: Thread) -> &[Seen] {
+        self.stacks.get(&thread).map_or(&[], Vec::as_slice)
     }
 
     /// Ends the trace: everything still open or unpaired is a mismatch,

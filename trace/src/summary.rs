@@ -15,7 +15,7 @@ use std::fmt;
 
 use crate::event::{Event, Phase};
 use crate::read::Trace;
-use crate::spans::{Matched, Matcher, Mismatch, Thread};
+use crate::spans::{Matched, Matcher, Mismatch, Seen, Thread};
 
 /// Statistics of all spans with one name. Times are in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -304,7 +304,7 @@ impl Summarizer {
     /// Adds the span `[start, end]` named `name` on `thread`, where spans
     /// nest by time.
     fn nest(&mut self, thread: Thread, start: i64, end: i64, name: usize, complete: bool) {
-        let open = self.trace.matcher.innermost_open(thread);
+        let open = self.trace.matcher.open_on(thread);
         let nesting = self.trace.nesting.entry(thread).or_default();
         nesting.insert(
             Span {
@@ -362,12 +362,13 @@ impl Node {
 /// Statistics are updated when a span is inserted, whatever the order in
 /// which spans arrive: a span takes as children the kept spans it
 /// contains, and its parent (if kept) loses the span's time in place of
-/// theirs. What can no longer change is dropped: spans that end before
-/// the start of the latest span while spans come in order of their start
-/// and no `B` is open; the children of a span while spans come in order of their end; and on
-/// a thread without `X` events, whose `B`/`E` spans come in order of their
-/// end, everything before the innermost open `B` (merged into one node
-/// after it).
+/// theirs. What can no longer change is dropped, once the order is known
+/// (spans that are all siblings come in both orders): spans that end
+/// before the start of the latest span when spans come in order of their
+/// start and no `B` is open; the children of a span when spans come in
+/// order of their end; and on a thread without `X` events, whose `B`/`E`
+/// spans come in order of their end, everything before the outermost open
+/// `B`, while what lies between two open `B`s is merged into one node.
 #[derive(Debug)]
 struct Nesting {
     roots: Vec<Node>,
@@ -392,9 +393,9 @@ impl Default for Nesting {
 }
 
 impl Nesting {
-    /// Inserts `span`; `open` is the time of the innermost `B` open on the
-    /// thread, if any.
-    fn insert(&mut self, span: Span, open: Option<Option<i64>>, stats: &mut [FunctionStats]) {
+    /// Inserts `span`; `open` are the `B`s open on the thread, outermost
+    /// first.
+    fn insert(&mut self, span: Span, open: &[Seen], stats: &mut [FunctionStats]) {
         let Span {
             start,
             end,
@@ -406,9 +407,11 @@ impl Nesting {
         self.last_start = start;
         self.last_end = end;
         self.has_complete |= complete;
-        // An open B may end up around any span that starts after it.
-        let by_start = self.by_start && open.is_none();
-        let by_end = self.by_end;
+        // The order is known once the other one has been broken: spans
+        // that are all siblings so far come in both. An open B may end up
+        // around any span that starts after it.
+        let by_start = self.by_start && !self.by_end && open.is_empty();
+        let by_end = self.by_end && !self.by_start;
 
         // 1. Walk down to the innermost kept span that contains this one.
         let mut level = &mut self.roots;
@@ -472,28 +475,29 @@ impl Nesting {
         };
         level.insert(first, node);
 
-        // 4. B/E only, in order: no span read later can start before the
-        // innermost open B, so what starts before it is done, and what
-        // starts after it only ever counts as a whole.
-        if parent.is_none() && by_end && !self.has_complete {
-            let Some(bound) = open.map(|ts| ts.unwrap_or(i64::MIN)) else {
-                self.roots.clear();
-                return;
-            };
-            let inside = self.roots.partition_point(|node| node.start < bound);
-            let merged = self.roots.split_off(inside);
-            if let (Some(first), Some(last)) = (merged.first(), merged.last()) {
-                let run = Node {
-                    start: first.start,
-                    end: last.end,
-                    weight: merged.iter().map(|node| node.weight).sum(),
-                    name: None,
-                    children: Vec::new(),
-                };
-                self.roots.clear();
-                self.roots.push(run);
-            } else {
-                self.roots.clear();
+        // 4. B/E only, in order: the spans read later are those of the
+        // open Bs (and Bs not yet read, which start after everything kept).
+        // So what starts before the outermost open B is done, and what
+        // starts between two open Bs only ever counts as a whole.
+        if parent.is_none() && self.by_end && !self.has_complete {
+            let starts =
+                |node: &Node| open.partition_point(|b| b.ts_ns.is_none_or(|ts| ts <= node.start));
+            let done = self
+                .roots
+                .iter()
+                .take_while(|node| starts(node) == 0)
+                .count();
+            self.roots.drain(..done);
+            while let [.., before, last] = self.roots.as_slice() {
+                if starts(before) != starts(last) {
+                    break;
+                }
+                let last = self.roots.pop().expect("two kept spans");
+                let before = self.roots.last_mut().expect("one kept span");
+                before.end = before.end.max(last.end);
+                before.weight = before.weight.saturating_add(last.weight);
+                before.name = None;
+                before.children = Vec::new();
             }
         }
     }
@@ -730,6 +734,130 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn a_child_that_ended_before_a_sibling_began_counts_for_the_outer_span() {
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":2},
+{"name":"f","ph":"B","pid":1,"tid":1,"ts":3},
+{"name":"g","ph":"B","pid":1,"tid":1,"ts":4},
+{"name":"g","ph":"E","pid":1,"tid":1,"ts":5},
+{"name":"f","ph":"E","pid":1,"tid":1,"ts":6},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":10}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(6_000));
+        assert_eq!(s.function("f").map(|f| f.self_ns), Some(2_000));
+    }
+
+    /// Self time per name computed from all spans at once: sorted by start
+    /// (then longer first), nested with a stack.
+    fn reference_self_times(spans: &[(i64, i64, String)]) -> BTreeMap<String, i64> {
+        let mut order: Vec<usize> = (0..spans.len()).collect();
+        order.sort_by(|&a, &b| {
+            spans[a]
+                .0
+                .cmp(&spans[b].0)
+                .then(spans[b].1.cmp(&spans[a].1))
+        });
+        let mut inner = vec![0; spans.len()];
+        let mut open: Vec<usize> = Vec::new();
+        for index in order {
+            while open.last().is_some_and(|&p| spans[p].1 <= spans[index].0) {
+                open.pop();
+            }
+            if let Some(&parent) = open.last() {
+                inner[parent] += spans[index].1 - spans[index].0;
+            }
+            open.push(index);
+        }
+        let mut by_name = BTreeMap::new();
+        for (span, inner) in spans.iter().zip(inner) {
+            *by_name.entry(span.2.clone()).or_default() += span.1 - span.0 - inner;
+        }
+        by_name
+    }
+
+    /// A pseudo-random tree of calls on one thread: `(start, end, name)`
+    /// of each, in the order they end.
+    fn calls(seed: &mut u64, count: usize) -> Vec<(i64, i64, String)> {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let (mut now, mut open, mut done) = (0i64, Vec::new(), Vec::new());
+        while done.len() < count {
+            now += 1 + (next() % 3) as i64;
+            if open.is_empty() || (open.len() < 6 && next() % 2 == 0) {
+                open.push((now, format!("f{}", next() % 4)));
+            } else {
+                let (start, name) = open.pop().expect("open call");
+                done.push((start, now, name));
+            }
+        }
+        while let Some((start, name)) = open.pop() {
+            now += 1;
+            done.push((start, now, name));
+        }
+        done
+    }
+
+    #[test]
+    fn self_times_match_nesting_all_spans_at_once_in_every_order() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        for round in 0..60 {
+            let spans = calls(&mut seed, 40);
+            let x = |&(start, end, ref name): &(i64, i64, String)| {
+                format!(
+                    r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}"#,
+                    end - start
+                )
+            };
+            let mut lines: Vec<String> = Vec::new();
+            match round % 3 {
+                // B/E in time order.
+                0 => {
+                    let mut edges: Vec<(i64, bool, &str)> = Vec::new();
+                    for (start, end, name) in &spans {
+                        edges.push((*start, true, name));
+                        edges.push((*end, false, name));
+                    }
+                    // At one time, ends before begins.
+                    edges.sort_by_key(|&(at, begin, _)| (at, begin));
+                    for (at, begin, name) in edges {
+                        let ph = if begin { "B" } else { "E" };
+                        lines.push(format!(
+                            r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{at}}}"#
+                        ));
+                    }
+                }
+                // X in the order they end, as a runtime writes them.
+                1 => lines.extend(spans.iter().map(x)),
+                // X in the order they start.
+                _ => {
+                    let mut sorted = spans.clone();
+                    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+                    lines.extend(sorted.iter().map(x));
+                }
+            }
+            let text = format!("[\n{}\n]", lines.join(",\n"));
+            let summary = summarise(&text);
+            let found: BTreeMap<String, i64> = summary
+                .functions
+                .iter()
+                .map(|f| (f.name.clone(), f.self_ns))
+                .collect();
+            let expected: BTreeMap<String, i64> = reference_self_times(&spans)
+                .into_iter()
+                .map(|(name, micros)| (name, micros * 1000))
+                .collect();
+            assert_eq!(found, expected, "round {round}:\n{text}");
+        }
     }
 
     #[test]
