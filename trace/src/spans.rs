@@ -109,7 +109,8 @@ pub(crate) enum Matched {
         end_ts_ns: Option<i64>,
         nested: bool,
     },
-    Mismatch(Mismatch),
+    /// Boxed: mismatches are rare, pairs are not.
+    Mismatch(Box<Mismatch>),
 }
 
 /// The key `b` and `e` events pair by: pid, category, id and name.
@@ -252,7 +253,7 @@ impl Matcher {
         }
         left.sort_by_key(|mismatch| mismatch.at().index);
         for mismatch in left {
-            found(Matched::Mismatch(mismatch));
+            found(Matched::Mismatch(Box::new(mismatch)));
         }
     }
 
@@ -269,10 +270,10 @@ impl Matcher {
         let stack = self.stacks.entry(thread).or_default();
         let Some(innermost) = stack.last() else {
             let elsewhere = self.open_elsewhere(name, thread);
-            found(Matched::Mismatch(Mismatch::EndWithoutBegin {
+            found(Matched::Mismatch(Box::new(Mismatch::EndWithoutBegin {
                 end: Seen::of(index, event),
                 elsewhere,
-            }));
+            })));
             return;
         };
         if names_match(innermost) {
@@ -285,11 +286,11 @@ impl Matcher {
         } else if let Some(position) = stack.iter().rposition(names_match) {
             let inner = innermost.clone();
             let begin = stack.remove(position);
-            found(Matched::Mismatch(Mismatch::OutOfOrder {
+            found(Matched::Mismatch(Box::new(Mismatch::OutOfOrder {
                 end: Seen::of(index, event),
                 begin: begin.clone(),
                 inner,
-            }));
+            })));
             found(Matched::Pair {
                 begin,
                 end_ts_ns: event.ts_ns,
@@ -298,11 +299,11 @@ impl Matcher {
         } else {
             let begin = stack.pop().expect("an open B");
             let elsewhere = self.open_elsewhere(name, thread);
-            found(Matched::Mismatch(Mismatch::WrongName {
+            found(Matched::Mismatch(Box::new(Mismatch::WrongName {
                 end: Seen::of(index, event),
                 begin,
                 elsewhere,
-            }));
+            })));
         }
         if self.stacks.get(&thread).is_some_and(Vec::is_empty) {
             self.stacks.remove(&thread);

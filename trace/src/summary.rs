@@ -239,10 +239,13 @@ impl Summarizer {
         }
         let mut open = 0;
         trace.matcher.finish(&mut |matched| {
-            if let Matched::Mismatch(Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }) =
-                matched
-            {
-                open += 1;
+            if let Matched::Mismatch(mismatch) = matched {
+                if matches!(
+                    *mismatch,
+                    Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }
+                ) {
+                    open += 1;
+                }
             }
         });
         self.result.open_spans += open;
