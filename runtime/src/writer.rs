@@ -208,7 +208,7 @@ pub struct ChromeJsonWriter<W: Write> {
     tid_secs: Option<(u32, u64)>,
     tid_text: Vec<u8>,
     error: Option<io::Error>,
-    reported: [bool; 3],
+    reported: [bool; 4],
     finished: bool,
     written: u64,
     lost: u64,
@@ -256,7 +256,7 @@ impl<W: Write> ChromeJsonWriter<W> {
             tid_secs: None,
             tid_text: Vec::new(),
             error: None,
-            reported: [false; 3],
+            reported: [false; 4],
             finished: false,
             written: 0,
             lost: 0,
@@ -539,10 +539,21 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         }
         self.reported[idx] = true;
         let name = String::from_utf8_lossy(site.name());
+        if what == Misuse::TooManyOpenSlices {
+            let _ = writeln!(
+                io::stderr(),
+                "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
+                 left by longjmp?); the newest half of them end here and further cases are \
+                 not reported",
+                crate::decode::MAX_OPEN_SLICES
+            );
+            return;
+        }
         let text = match what {
             Misuse::ExitWithoutEnter => "exit without a matching enter",
             Misuse::UnbalancedExit => "exit while inner regions were still open",
             Misuse::UnknownSiteVersion => "site with an unknown ABI version",
+            Misuse::TooManyOpenSlices => return,
         };
         let pointcut = match site.pointcut() {
             Pointcut::Around => "around",
