@@ -374,10 +374,15 @@ impl ThreadDecoder {
         self.open_async.len()
     }
 
-    /// Ends the newest half of the open `around` slices at epoch `ts_ns`,
-    /// innermost first (see [`MAX_OPEN_SLICES`]).
-    fn end_newest_half<S: Sink + ?Sized>(&mut self, ts_ns: u64, compact: bool, sink: &mut S) {
-        let keep = self.open.len() / 2;
+    /// Ends the open `around` slices above the first `keep` at epoch
+    /// `ts_ns`, innermost first.
+    fn end_open_above<S: Sink + ?Sized>(
+        &mut self,
+        keep: usize,
+        ts_ns: u64,
+        compact: bool,
+        sink: &mut S,
+    ) {
         while self.open.len() > keep {
             let Some(slice) = self.open.pop() else { break };
             // SAFETY: pushed by `decode`, whose caller vouched for the site.
@@ -386,11 +391,13 @@ impl ThreadDecoder {
         }
     }
 
-    /// Ends the newest half of the open `around_async` slices at epoch
-    /// `ts_ns` (see [`MAX_OPEN_SLICES`]).
-    fn end_newest_async_half<S: Sink + ?Sized>(&mut self, ts_ns: u64, sink: &mut S) {
-        let keep = self.open_async.len() / 2;
-        for (site, id) in self.open_async.drain(keep..).rev() {
+    /// Ends the open `around_async` slices above the first `keep` at epoch
+    /// `ts_ns`, newest first.
+    fn end_async_above<S: Sink + ?Sized>(&mut self, keep: usize, ts_ns: u64, sink: &mut S) {
+        while self.open_async.len() > keep {
+            let Some((site, id)) = self.open_async.pop() else {
+                break;
+            };
             // SAFETY: as above.
             let site: &Site = unsafe { &*site };
             sink.event(&TraceEvent {
@@ -413,21 +420,8 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.epoch.to_epoch_ns(mono_ns);
-        while let Some(slice) = self.open.pop() {
-            // SAFETY: pushed by `decode`, whose caller vouched for the site.
-            let site: &Site = unsafe { &*slice.site };
-            end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, sink);
-        }
-        while let Some((site, id)) = self.open_async.pop() {
-            // SAFETY: as above.
-            let site: &Site = unsafe { &*site };
-            sink.event(&TraceEvent {
-                site,
-                tid: self.tid,
-                ts_ns,
-                phase: Phase::AsyncEnd(id),
-            });
-        }
+        self.end_open_above(0, ts_ns, cx.compact, sink);
+        self.end_async_above(0, ts_ns, sink);
     }
 
     /// Decodes `records`, in order, into `sink`. The payload records that
@@ -487,7 +481,7 @@ impl ThreadDecoder {
                 (Pointcut::Around, Kind::Enter) => {
                     if self.open.len() >= MAX_OPEN_SLICES {
                         sink.misuse(Misuse::TooManyOpenSlices, site);
-                        self.end_newest_half(ts_ns, cx.compact, sink);
+                        self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, sink);
                     }
                     self.open.push(OpenSlice {
                         site: site_ptr,
@@ -539,7 +533,7 @@ impl ThreadDecoder {
                             let id = next_async_id();
                             if self.open_async.len() >= MAX_OPEN_SLICES {
                                 sink.misuse(Misuse::TooManyOpenSlices, site);
-                                self.end_newest_async_half(ts_ns, sink);
+                                self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, sink);
                             }
                             self.open_async.push((site_ptr, id));
                             id
