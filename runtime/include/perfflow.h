@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever the layout of struct perfflow_site changes. */
-#define PERFFLOW_SITE_ABI_VERSION 1u
+#define PERFFLOW_SITE_ABI_VERSION 2u
 
 enum perfflow_pointcut {
     PERFFLOW_POINTCUT_AROUND = 0,
@@ -74,9 +74,18 @@ enum perfflow_flow {
 };
 
 /* One per woven function, emitted by the weaver as a constant. Everything the
- * trace needs about the function is computed at compile time; the runtime
- * stores only the address of this record per event. Strings are NUL-terminated
- * and live as long as the program image. */
+ * trace needs about the function is computed at compile time. Strings are
+ * NUL-terminated and live as long as the image that holds the site.
+ *
+ * `copy` points to a writable word, zero at load, of the same image (the
+ * weaver emits one per site). On the first event of the site the runtime
+ * copies the site and its strings into memory it owns, keeps the copy's
+ * address in that word, and from then on records the copy's address (cost:
+ * three loads per event). So a shared library may be dlclose'd while its
+ * events wait to be written, and another library loaded at the same address
+ * gets its own copies. A site with a NULL `copy` (or a version 1 site, which
+ * ends before it) is recorded by address and must stay mapped until the
+ * trace is complete. */
 struct perfflow_site {
     uint32_t abi_version; /* PERFFLOW_SITE_ABI_VERSION */
     uint32_t pointcut;    /* enum perfflow_pointcut */
@@ -86,6 +95,7 @@ struct perfflow_site {
     const char *file;     /* source file as the compiler saw it */
     const char *scope;    /* NULL when the annotation gave none */
     const char *symbol;   /* linkage (mangled) name */
+    void **copy;          /* owned by the runtime; NULL for none (version 2) */
 };
 
 /* Called by woven code at function entry (around, before and _async forms). */

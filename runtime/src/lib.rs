@@ -48,14 +48,17 @@ pub use site::Site;
 /// Records entry into a woven function.
 ///
 /// # Safety
-/// `site` must be null or point to a `struct perfflow_site` that stays valid
-/// and unchanged until the process exits.
+/// `site` must be null or point to a `struct perfflow_site`. A site with a
+/// `copy` word is copied on its first event and may then be unmapped (its
+/// library `dlclose`d); one without must stay valid and unchanged until the
+/// process exits.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
-    if event::packable(site) {
-        buffer::record_enter(site);
-    } else {
-        buffer::reject_site();
+    // SAFETY: a packable site is non-null and aligned; the rest is the
+    // caller's contract.
+    match event::packable(site).then(|| unsafe { site::owned(site) }).flatten() {
+        Some(site) => buffer::record_enter(site),
+        None => buffer::reject_site(),
     }
 }
 
@@ -65,10 +68,11 @@ pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
-    if event::packable(site) {
-        buffer::record_exit(site);
-    } else {
-        buffer::reject_site();
+    // SAFETY: a packable site is non-null and aligned; the rest is the
+    // caller's contract.
+    match event::packable(site).then(|| unsafe { site::owned(site) }).flatten() {
+        Some(site) => buffer::record_exit(site),
+        None => buffer::reject_site(),
     }
 }
 

@@ -14,18 +14,41 @@
 //! that number its enters and exits. An upstream `around_async` call may
 //! begin on one thread and end on another; the n-th exit ends the n-th enter,
 //! and the counters give each its n without a lock.
+//!
+//! # Owned copies of woven sites
+//!
+//! A woven site lives in the image of the library that holds the woven
+//! function, and that library may be `dlclose`d (unmapped) long before the
+//! writer formats its records, or replaced by another library loaded at the
+//! same address. So the runtime never records the address of a woven site:
+//! the first event of a site copies it, strings included, into memory the
+//! runtime owns for the rest of the process ([`owned`]), and records carry
+//! the copy's address. The site points at a writable word of its own library
+//! (`struct perfflow_site::copy`, emitted by the weaver) where the copy's
+//! address is kept, so a later event finds it with one load; a library
+//! loaded again, at the same address or not, brings fresh zeroed words and
+//! copies its sites anew. Copies are shared by content, so loading and
+//! unloading a library in a loop does not grow memory. Copies are made under
+//! the intern lock (cold, once per site and load).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::demangle;
 
-/// Value of `PERFFLOW_SITE_ABI_VERSION` this runtime understands.
-pub const SITE_ABI_VERSION: u32 = 1;
+/// Value of `PERFFLOW_SITE_ABI_VERSION` this runtime writes and understands.
+/// Version 2 added the `copy` word; version 1 sites (without it) are still
+/// read, and recorded by address as before.
+pub const SITE_ABI_VERSION: u32 = 2;
+
+/// True for the site layouts this runtime reads.
+pub fn known_version(version: u32) -> bool {
+    version == 1 || version == SITE_ABI_VERSION
+}
 
 /// `enum perfflow_pointcut`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,8 +151,10 @@ impl Flow {
 ///
 /// Invariant: every string pointer is null or points to a NUL-terminated
 /// string that lives at least as long as the site. Rust code can only build
-/// sites through [`Site::new`] (from `'static` strings) or by interning, and C
-/// code promises it through the ABI, so the accessors below are safe.
+/// sites through [`Site::new`] (from `'static` strings) or by interning or
+/// copying, and C code promises it through the ABI, so the accessors below
+/// are safe. A version 1 site ends before `copy`, which is only read after
+/// the version says it is there.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Site {
@@ -141,10 +166,15 @@ pub struct Site {
     file: *const c_char,
     scope: *const c_char,
     symbol: *const c_char,
+    /// Writable word of the site's own library holding the address of the
+    /// runtime's copy (null until the first event); null when the producer
+    /// gave none (the site is then recorded by address).
+    copy: *const AtomicPtr<Site>,
 }
 
-// SAFETY: a site is immutable after construction and its strings are
-// immutable `'static` data, so sharing it between threads is sound.
+// SAFETY: a site is immutable after construction (its `copy` word is a
+// separate atomic) and its strings are immutable `'static` data, so
+// sharing it between threads is sound.
 unsafe impl Sync for Site {}
 // SAFETY: as above; nothing in a site is tied to a thread.
 unsafe impl Send for Site {}
@@ -171,7 +201,15 @@ impl Site {
                 None => ptr::null(),
             },
             symbol: symbol.as_ptr(),
+            copy: ptr::null(),
         }
+    }
+
+    /// Builds a site that keeps the address of its runtime copy in `copy`,
+    /// as the weaver emits it.
+    pub const fn with_copy_word(mut self, copy: &'static AtomicPtr<Site>) -> Site {
+        self.copy = copy;
+        self
     }
 
     /// `abi_version` as written by the producer of the site.
@@ -274,15 +312,25 @@ impl Interned {
 /// a per-thread cache miss.
 type InternKey = (u8, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
-fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Interned>> {
-    static MAP: OnceLock<Mutex<HashMap<InternKey, &'static Interned>>> = OnceLock::new();
-    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+/// Everything a copied site holds: its numbers and its strings.
+type CopyKey = ([u32; 4], Vec<u8>, Vec<u8>, Option<Vec<u8>>, Vec<u8>);
+
+/// Sites made at run time, under the intern lock.
+#[derive(Default)]
+pub(crate) struct Sites {
+    interned: HashMap<InternKey, &'static Interned>,
+    copies: HashMap<CopyKey, &'static Site>,
+}
+
+fn intern_map() -> &'static Mutex<Sites> {
+    static MAP: OnceLock<Mutex<Sites>> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(Sites::default()))
 }
 
 /// Holds the intern lock across `fork()` (taken by the runtime's prepare
 /// handler, released in the parent and the child), so a child never
 /// inherits it held by a thread that does not exist there.
-pub(crate) type ForkGuard = std::sync::MutexGuard<'static, HashMap<InternKey, &'static Interned>>;
+pub(crate) type ForkGuard = std::sync::MutexGuard<'static, Sites>;
 
 /// The intern lock, for [`ForkGuard`].
 pub(crate) fn lock_for_fork() -> ForkGuard {
@@ -292,12 +340,96 @@ pub(crate) fn lock_for_fork() -> ForkGuard {
 /// Finds the site interned under `key`, or interns the one `make` builds.
 fn intern(key: InternKey, make: impl FnOnce() -> Site) -> &'static Interned {
     let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = map.get(&key) {
+    if let Some(found) = map.interned.get(&key) {
         return found;
     }
     let interned = Interned::leak(make());
-    map.insert(key, interned);
+    map.interned.insert(key, interned);
     interned
+}
+
+/// Number of distinct woven sites copied so far (see [`owned`]).
+pub fn copied_sites() -> usize {
+    intern_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .copies
+        .len()
+}
+
+/// The site to record for woven site `site`: the runtime's own copy of it,
+/// made on its first event (see the module documentation), or `site` itself
+/// for a site without a `copy` word (version 1, or hand-made with none),
+/// which must then stay mapped until the trace is complete. `None` when the
+/// copy cannot be made (out of memory).
+///
+/// Cost: two loads from the site and one from its word per event.
+///
+/// # Safety
+/// `site` must be non-null, aligned, and point to a site whose version
+/// field is readable; when that says 2, to a whole version 2 site.
+#[inline(always)]
+pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
+    // SAFETY: the caller's contract; `copy` is read only once the version
+    // says the site has it.
+    let word = unsafe {
+        if ptr::addr_of!((*site).abi_version).read() != SITE_ABI_VERSION {
+            return Some(site);
+        }
+        ptr::addr_of!((*site).copy).read()
+    };
+    if word.is_null() {
+        return Some(site);
+    }
+    // SAFETY: a non-null word points to a writable pointer-sized word of the
+    // site's library (the ABI), alive while code of that library runs.
+    let copy = unsafe { &*word }.load(Ordering::Acquire);
+    if !copy.is_null() {
+        return Some(copy);
+    }
+    // SAFETY: forwarded.
+    unsafe { own_cold(site, word) }
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*const Site> {
+    std::panic::catch_unwind(|| {
+        // SAFETY: a whole version 2 site (the caller's contract), whose
+        // strings are alive while its library is.
+        let site = unsafe { &*site };
+        let key: CopyKey = (
+            [site.abi_version, site.pointcut, site.flow, site.line],
+            Site::text(site.name).unwrap_or(b"").to_vec(),
+            site.file().to_vec(),
+            Site::text(site.scope).map(<[u8]>::to_vec),
+            site.symbol().to_vec(),
+        );
+        let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
+        let copy: &'static Site = match map.copies.get(&key) {
+            Some(copy) => copy,
+            None => {
+                let copy = Box::leak(Box::new(Site {
+                    abi_version: site.abi_version,
+                    pointcut: site.pointcut,
+                    flow: site.flow,
+                    line: site.line,
+                    name: Site::text(site.name).map_or(ptr::null(), |t| leak_str(t).as_ptr()),
+                    file: leak_str(&key.2).as_ptr(),
+                    scope: key.3.as_deref().map_or(ptr::null(), |t| leak_str(t).as_ptr()),
+                    symbol: leak_str(&key.4).as_ptr(),
+                    copy: ptr::null(),
+                }));
+                map.copies.insert(key, copy);
+                copy
+            }
+        };
+        // SAFETY: as in `owned`. Release: a thread that finds the copy
+        // through the word sees it complete.
+        unsafe { &*word }.store(copy as *const Site as *mut Site, Ordering::Release);
+        copy as *const Site
+    })
+    .ok()
 }
 
 fn leak_str(bytes: &[u8]) -> &'static CStr {

@@ -32,7 +32,7 @@ use std::io::{self, Write};
 
 use crate::decode::{Misuse, Phase, TraceEvent};
 use crate::error::Error;
-use crate::site::{Pointcut, Site, SITE_ABI_VERSION};
+use crate::site::{Pointcut, Site};
 
 /// Bytes buffered before they are written to the destination.
 pub const FLUSH_BYTES: usize = 1 << 20;
@@ -391,7 +391,7 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
-        if site.abi_version() != SITE_ABI_VERSION {
+        if !crate::site::known_version(site.abi_version()) {
             self.misuse(Misuse::UnknownSiteVersion, site);
         }
         let mut p = Vec::with_capacity(64);

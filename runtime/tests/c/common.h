@@ -7,10 +7,13 @@
 
 #include "perfflow.h"
 
+/* A site as the weaver emits it: constant, with a writable copy word. */
 #define SITE(var, pc, fn, src, sc)                                              \
+    static void *var##_copy;                                                    \
     static const struct perfflow_site var = {PERFFLOW_SITE_ABI_VERSION, (pc),  \
                                              PERFFLOW_FLOW_NONE, __LINE__,     \
-                                             (fn), (src), (sc), (fn)}
+                                             (fn), (src), (sc), (fn),          \
+                                             &var##_copy}
 
 /* Tells the test which trace file to expect. */
 static inline void print_identity(void) {
