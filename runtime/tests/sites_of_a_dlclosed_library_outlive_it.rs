@@ -93,13 +93,7 @@ fn a_dlclosed_library_leaves_its_events_named_and_the_process_exits_normally() {
     assert_eq!(files.len(), 1, "{files:?}");
     let trace = Trace::read(&files[0]);
     trace.assert_complete(done.pid());
-    let count = |name: &str, ph: &str| {
-        trace
-            .named(name)
-            .iter()
-            .filter(|e| e.ph() == ph)
-            .count()
-    };
+    let count = |name: &str, ph: &str| trace.named(name).iter().filter(|e| e.ph() == ph).count();
     assert_eq!(count("lib_a_work", "B"), 3);
     assert_eq!(count("lib_a_work", "E"), 3);
     assert_eq!(count("lib_b_work", "B"), 5);
