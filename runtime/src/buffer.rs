@@ -967,6 +967,10 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>, &Epoch))
 /// the file. Runs from `atexit` (or a fatal signal); later calls do
 /// nothing.
 pub fn finish() {
+    if in_vfork_child() {
+        // `exit()` in a vfork child: the trace is the parent's.
+        return;
+    }
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
@@ -1093,6 +1097,66 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     } else {
         rt.wake.notify_one();
     }
+}
+
+// --- vfork ------------------------------------------------------------------
+//
+// A vfork child runs on its parent's thread's memory, thread-locals included,
+// until it calls exec or ends, and may call woven functions meanwhile (and
+// their exit advice before `_exit`). The runtime's `vfork` (see `vfork.rs`)
+// calls `vfork_child` in the child, which hides the thread's buffer: the
+// child's events take the cold path, which drops and counts them without
+// touching a lock or allocating. `vfork_parent`, once the parent runs again,
+// puts the buffer back. The hot path is unchanged.
+
+/// vfork state of one thread. No destructor, so touching it from a vfork
+/// child registers nothing.
+struct Vfork {
+    /// Set in a vfork child until the parent resumes.
+    child: Cell<bool>,
+    /// The parent's buffer, hidden from the child.
+    hidden: Cell<*mut ThreadBuffer>,
+    /// Set once [`LOCAL`] holds a buffer on this thread (reading it before
+    /// would register its destructor, which allocates).
+    has_buffer: Cell<bool>,
+}
+
+thread_local! {
+    static VFORK: Vfork = const {
+        Vfork {
+            child: Cell::new(false),
+            hidden: Cell::new(ptr::null_mut()),
+            has_buffer: Cell::new(false),
+        }
+    };
+}
+
+/// True in a vfork child, until it calls exec or ends.
+pub(crate) fn in_vfork_child() -> bool {
+    VFORK.with(|v| v.child.get())
+}
+
+/// Runs in a vfork child right after `vfork` returns there.
+pub(crate) extern "C" fn vfork_child() {
+    VFORK.with(|v| {
+        v.child.set(true);
+        if v.has_buffer.get() {
+            let _ = LOCAL.try_with(|l| v.hidden.set(l.buf.replace(ptr::null_mut())));
+        }
+    });
+}
+
+/// Runs in the parent when `vfork` returns there (the child has called
+/// exec or ended).
+pub(crate) extern "C" fn vfork_parent() {
+    VFORK.with(|v| {
+        if v.child.replace(false) {
+            let hidden = v.hidden.replace(ptr::null_mut());
+            if !hidden.is_null() {
+                let _ = LOCAL.try_with(|l| l.buf.set(hidden));
+            }
+        }
+    });
 }
 
 // --- fork -------------------------------------------------------------------
@@ -1248,6 +1312,11 @@ impl Sink for NullSink {}
 #[cold]
 #[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+    if in_vfork_child() {
+        // The parent's buffers are not ours to touch (see `vfork_child`).
+        drop_events(1);
+        return;
+    }
     if local.busy.replace(true) {
         drop_events(1);
         return;
@@ -1267,6 +1336,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
             None => {
                 let buf = rt.register()?;
                 local.buf.set(buf.as_ptr());
+                VFORK.with(|v| v.has_buffer.set(true));
                 buf
             }
         };

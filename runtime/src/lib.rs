@@ -35,6 +35,7 @@ pub mod writer;
 mod buffer;
 mod sampler;
 mod signals;
+mod vfork;
 
 use std::ffi::{c_char, c_int};
 
@@ -56,7 +57,10 @@ pub use site::Site;
 pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
     // SAFETY: a packable site is non-null and aligned; the rest is the
     // caller's contract.
-    match event::packable(site).then(|| unsafe { site::owned(site) }).flatten() {
+    match event::packable(site)
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
         Some(site) => buffer::record_enter(site),
         None => buffer::reject_site(),
     }
@@ -70,7 +74,10 @@ pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
 pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
     // SAFETY: a packable site is non-null and aligned; the rest is the
     // caller's contract.
-    match event::packable(site).then(|| unsafe { site::owned(site) }).flatten() {
+    match event::packable(site)
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
         Some(site) => buffer::record_exit(site),
         None => buffer::reject_site(),
     }

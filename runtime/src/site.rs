@@ -394,6 +394,10 @@ pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
 #[cold]
 #[inline(never)]
 unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*const Site> {
+    if crate::buffer::in_vfork_child() {
+        // Its events are dropped: take no lock, allocate nothing.
+        return Some(site);
+    }
     std::panic::catch_unwind(|| {
         // SAFETY: a whole version 2 site (the caller's contract), whose
         // strings are alive while its library is.
@@ -416,7 +420,10 @@ unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*c
                     line: site.line,
                     name: Site::text(site.name).map_or(ptr::null(), |t| leak_str(t).as_ptr()),
                     file: leak_str(&key.2).as_ptr(),
-                    scope: key.3.as_deref().map_or(ptr::null(), |t| leak_str(t).as_ptr()),
+                    scope: key
+                        .3
+                        .as_deref()
+                        .map_or(ptr::null(), |t| leak_str(t).as_ptr()),
                     symbol: leak_str(&key.4).as_ptr(),
                     copy: ptr::null(),
                 }));
