@@ -35,7 +35,12 @@
 //!   after that are dropped and counted.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
 //!   chunk with its name and exit time (the writer ends the slices it left
-//!   open), removes the slot and frees the buffer.
+//!   open), removes the slot and frees the buffer. Like a hand-off, it first
+//!   waits while more than [`MAX_QUEUED`] chunks wait for the writer, so
+//!   threads that come and go faster than the writer formats do not pile
+//!   their chunks up: buffer memory follows the threads alive, not the
+//!   threads ever created. A new thread takes a spare chunk when there is
+//!   one.
 //!
 //! Chunks are only swapped under the registry lock and only formatted by
 //! the holder of the output lock, so no chunk is read while reused. A
@@ -100,6 +105,18 @@ pub fn dropped_events() -> u64 {
     DROPPED.load(Ordering::Relaxed)
 }
 
+/// Chunks allocated and not freed.
+static CHUNKS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The most chunks allocated at once.
+static CHUNKS_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The most bytes of record chunks the process held at once (threads'
+/// chunks, chunks waiting for the writer, spares).
+pub fn buffer_bytes_peak() -> u64 {
+    (CHUNKS_PEAK.load(Ordering::Relaxed) * Chunk::layout().size()) as u64
+}
+
 /// A chunk of [`CHUNK_RECORDS`] records.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Chunk(NonNull<RawEvent>);
@@ -120,7 +137,10 @@ impl Chunk {
         // SAFETY: the layout has a non-zero size. The memory is left
         // uninitialised; only slots below a published length are ever
         // read, and each of those was written first.
-        NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)
+        let chunk = NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)?;
+        let live = CHUNKS_LIVE.fetch_add(1, Ordering::Relaxed) + 1;
+        CHUNKS_PEAK.fetch_max(live, Ordering::Relaxed);
+        Some(chunk)
     }
 
     /// Allocates a chunk and touches every page of it, so the thread that
@@ -141,6 +161,7 @@ impl Chunk {
         // SAFETY: allocated in `allocate` with the same layout; the caller
         // promises this is the last reference.
         unsafe { std::alloc::dealloc(self.0.as_ptr().cast(), Self::layout()) };
+        CHUNKS_LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// The records `from..upto`.
@@ -168,10 +189,8 @@ pub(crate) struct ThreadBuffer {
 }
 
 impl ThreadBuffer {
-    /// Allocates a buffer with a fresh chunk, `None` when memory is
-    /// exhausted.
-    fn allocate() -> Option<NonNull<ThreadBuffer>> {
-        let chunk = Chunk::allocate()?;
+    /// Allocates a buffer around `chunk`.
+    fn allocate(chunk: Chunk) -> Option<NonNull<ThreadBuffer>> {
         let buf = Box::new(ThreadBuffer {
             chunk: AtomicPtr::new(chunk.0.as_ptr()),
             len: AtomicUsize::new(0),
@@ -742,8 +761,12 @@ impl Runtime {
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
-        let buf = ThreadBuffer::allocate()?;
         let mut reg = self.registry();
+        let chunk = reg.fresh_chunk()?;
+        let Some(buf) = ThreadBuffer::allocate(chunk) else {
+            reg.recycle(chunk);
+            return None;
+        };
         let id = reg.next_id;
         reg.next_id += 1;
         reg.slots.push(Slot {
@@ -1028,7 +1051,7 @@ fn finish_runtime(rt: &Runtime) {
     drop(reg);
     let pid = out.pid;
     if let Some(sink) = out.sink.as_mut() {
-        sink.runtime_cost(pid, dropped_events());
+        sink.runtime_cost(pid, dropped_events(), buffer_bytes_peak());
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {
@@ -1054,6 +1077,17 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     // SAFETY: the exiting thread's own live buffer.
     let b = unsafe { buf.as_ref() };
     let mut reg = rt.registry();
+    if reg.writer == WriterState::Running && reg.queue.len() >= MAX_QUEUED {
+        // Back-pressure, as in `hand_off`. The slot stays registered while
+        // waiting, so a final flush meanwhile still takes its records.
+        rt.wake.notify_one();
+        reg = rt
+            .drained
+            .wait_while(reg, |r| {
+                r.queue.len() >= MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+            })
+            .unwrap_or_else(|e| e.into_inner());
+    }
     let help = match reg.slot_of(buf) {
         Some(index) => {
             let slot = reg.slots.swap_remove(index);

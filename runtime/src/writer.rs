@@ -340,9 +340,10 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     /// The last line of the trace: a metadata record of what tracing cost
-    /// (events written, bytes, events dropped). Readers find it under the
+    /// (events written, bytes, events dropped, the most bytes of record
+    /// buffers held at once). Readers find it under the
     /// name `perfflow_runtime`; a trace without it was cut short.
-    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64) {
+    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64, buffer_bytes_peak: u64) {
         if !self.is_open() {
             return;
         }
@@ -359,6 +360,8 @@ impl<W: Write> ChromeJsonWriter<W> {
         write_u64(&mut self.out, bytes);
         self.out.extend_from_slice(b",\"events_dropped\":");
         write_u64(&mut self.out, dropped + self.lost);
+        self.out.extend_from_slice(b",\"buffer_bytes_peak\":");
+        write_u64(&mut self.out, buffer_bytes_peak);
         self.out.extend_from_slice(b",\"format_version\":");
         write_u64(&mut self.out, u64::from(crate::event::FORMAT_VERSION));
         self.out.extend_from_slice(b"}},\n");
