@@ -3,6 +3,8 @@
 #define PERFFLOW_TEST_COMMON_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "perfflow.h"
@@ -21,6 +23,21 @@ static inline void print_identity(void) {
     gethostname(host, sizeof host - 1);
     printf("pid=%d host=%s\n", (int)getpid(), host);
     fflush(stdout);
+}
+
+/* Peak resident set size in KiB (VmHWM), -1 when unknown. VmHWM rather
+ * than getrusage: ru_maxrss carries over the parent's peak across fork and
+ * exec. */
+static inline long vm_hwm_kib(void) {
+    long hwm_kib = -1;
+    char line[256];
+    FILE *status = fopen("/proc/self/status", "r");
+    while (status && fgets(line, sizeof line, status))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            hwm_kib = atol(line + 6);
+    if (status)
+        fclose(status);
+    return hwm_kib;
 }
 
 #endif

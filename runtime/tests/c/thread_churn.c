@@ -28,18 +28,6 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static long vm_hwm_kib(void) {
-    long hwm_kib = -1;
-    char line[256];
-    FILE *status = fopen("/proc/self/status", "r");
-    while (status && fgets(line, sizeof line, status))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            hwm_kib = atol(line + 6);
-    if (status)
-        fclose(status);
-    return hwm_kib;
-}
-
 int main(int argc, char **argv) {
     int total = argc > 1 ? atoi(argv[1]) : 800;
     int alive = argc > 2 ? atoi(argv[2]) : 8;
