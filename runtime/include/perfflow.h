@@ -130,8 +130,12 @@ void perfflow_weave_after(int async, const char *module, const char *function,
  * "B"/"E" (or "X" with log-event=Compact) with category "region", and the
  * counters of cpu-mem-usage. Regions must nest on each thread; an end
  * without a begin is reported once on stderr and dropped. `name` is compared
- * by content, so it may live in a reused buffer; it is copied on first use.
- * A NULL name is ignored. */
+ * by content, so it may live in a reused buffer; it is copied on first use,
+ * and each distinct name costs about 480 bytes until the process ends. At
+ * most 100,000 distinct run-time names (regions, async operations and
+ * upstream-ABI functions together, about 48 MB) are kept: past that, one
+ * line on stderr says so, and events under names not seen before are
+ * dropped and counted. A NULL name is ignored. */
 void perfflow_region_begin(const char *name);
 void perfflow_region_end(const char *name);
 
@@ -140,7 +144,8 @@ void perfflow_region_end(const char *name);
  * category `scope` ("default" when NULL or empty) and returns its id, unique
  * in the process (never 0; 0 when `name` is NULL). perfflow_async_end writes
  * the matching "e" event with that id; pass the same name and scope. Both
- * strings are compared by content and may live in reused buffers. An
+ * strings are compared by content and may live in reused buffers (see the
+ * limit on distinct names above; past it, a new name's begin returns 0). An
  * operation never ended stays open in the trace. Safe to call from any
  * thread; the cost is that of a region plus one atomic increment. */
 uint64_t perfflow_async_begin(const char *name, const char *scope);

@@ -167,7 +167,8 @@ pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
 
 /// Begins an async operation named `name` in category `scope` (`"default"`
 /// when null or empty) and returns its id, unique in the process; 0 when
-/// `name` is null (nothing is recorded).
+/// `name` is null or a new name past [`site::MAX_INTERNED`] (nothing is
+/// recorded).
 ///
 /// # Safety
 /// `name` and `scope` must each be null or a NUL-terminated string valid for

@@ -34,6 +34,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
+use std::io::Write;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -320,6 +321,8 @@ type CopyKey = ([u32; 4], Vec<u8>, Vec<u8>, Option<Vec<u8>>, Vec<u8>);
 pub(crate) struct Sites {
     interned: HashMap<InternKey, &'static Interned>,
     copies: HashMap<CopyKey, &'static Site>,
+    /// Set once reaching [`MAX_INTERNED`] was reported.
+    full_reported: bool,
 }
 
 fn intern_map() -> &'static Mutex<Sites> {
@@ -337,15 +340,45 @@ pub(crate) fn lock_for_fork() -> ForkGuard {
     intern_map().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Finds the site interned under `key`, or interns the one `make` builds.
-fn intern(key: InternKey, make: impl FnOnce() -> Site) -> &'static Interned {
+/// Most sites interned at run time (upstream-ABI functions, manual regions
+/// and async operations together). Each costs about 480 bytes for the rest
+/// of the process (the site, its strings, its key, the writer's cached
+/// prefix), since records may point at it until the trace is complete: the
+/// limit holds that to about 48 MB for a program that builds a new name per
+/// request. Past it, events under new names are dropped and counted.
+pub const MAX_INTERNED: usize = 100_000;
+
+/// Finds the site interned under `key`, or interns the one `make` builds;
+/// `None` once [`MAX_INTERNED`] sites exist and `key` is not one of them.
+fn intern(key: InternKey, make: impl FnOnce() -> Site) -> Option<&'static Interned> {
     let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(found) = map.interned.get(&key) {
-        return found;
+        return Some(found);
+    }
+    if map.interned.len() >= MAX_INTERNED {
+        if !map.full_reported {
+            map.full_reported = true;
+            let _ = writeln!(
+                std::io::stderr(),
+                "perfflow: {MAX_INTERNED} distinct run-time names (regions, async operations, \
+                 upstream functions) is the limit; events under names not seen before are \
+                 dropped and counted"
+            );
+        }
+        return None;
     }
     let interned = Interned::leak(make());
     map.interned.insert(key, interned);
-    interned
+    Some(interned)
+}
+
+/// Number of sites interned at run time so far.
+pub fn interned_sites() -> usize {
+    intern_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .interned
+        .len()
 }
 
 /// Number of distinct woven sites copied so far (see [`owned`]).
@@ -457,8 +490,8 @@ pub const REGION_FILE: &str = "region";
 /// category is the scope, as for every async site).
 pub const ASYNC_FILE: &str = "async";
 
-/// Returns the interned site for an upstream-ABI call. Cold path: takes the
-/// intern lock and may allocate.
+/// Returns the interned site for an upstream-ABI call, `None` past
+/// [`MAX_INTERNED`]. Cold path: takes the intern lock and may allocate.
 pub fn intern_upstream(
     force_async: bool,
     module: Option<&[u8]>,
@@ -466,8 +499,8 @@ pub fn intern_upstream(
     scope: Option<&[u8]>,
     flow: Option<&[u8]>,
     pcut: Option<&[u8]>,
-) -> &'static Site {
-    intern_upstream_entry(force_async, module, function, scope, flow, pcut).site()
+) -> Option<&'static Site> {
+    intern_upstream_entry(force_async, module, function, scope, flow, pcut).map(Interned::site)
 }
 
 fn intern_upstream_entry(
@@ -477,7 +510,7 @@ fn intern_upstream_entry(
     scope: Option<&[u8]>,
     flow: Option<&[u8]>,
     pcut: Option<&[u8]>,
-) -> &'static Interned {
+) -> Option<&'static Interned> {
     let key: InternKey = (
         force_async as u8,
         module.unwrap_or(b"").to_vec(),
@@ -502,11 +535,11 @@ fn intern_upstream_entry(
 
 /// Returns the interned site for a manual region (`around` pointcut, category
 /// [`REGION_FILE`]). Cold path.
-pub fn intern_region(name: &[u8]) -> &'static Site {
-    intern_region_entry(name).site()
+pub fn intern_region(name: &[u8]) -> Option<&'static Site> {
+    intern_region_entry(name).map(Interned::site)
 }
 
-fn intern_region_entry(name: &[u8]) -> &'static Interned {
+fn intern_region_entry(name: &[u8]) -> Option<&'static Interned> {
     // Region keys use a tag value no upstream key has, so a region named like
     // an upstream function still gets its own site.
     let key: InternKey = (
@@ -533,11 +566,11 @@ fn intern_region_entry(name: &[u8]) -> &'static Interned {
 /// Returns the interned site for the manual async API: an `around_async`
 /// site named `name` whose category is `scope`, or `"default"` when `scope`
 /// is missing or empty. Cold path.
-pub fn intern_async(name: &[u8], scope: Option<&[u8]>) -> &'static Site {
-    intern_async_entry(name, scope).site()
+pub fn intern_async(name: &[u8], scope: Option<&[u8]>) -> Option<&'static Site> {
+    intern_async_entry(name, scope).map(Interned::site)
 }
 
-fn intern_async_entry(name: &[u8], scope: Option<&[u8]>) -> &'static Interned {
+fn intern_async_entry(name: &[u8], scope: Option<&[u8]>) -> Option<&'static Interned> {
     let scope = scope.filter(|s| !s.is_empty());
     // The tag keeps async sites apart from regions and upstream sites; a
     // missing and an empty scope share a key, as both mean "default".
@@ -681,7 +714,7 @@ unsafe fn lookup_upstream_cold(
         };
         intern_upstream_entry(key[0] != 0, m, f, s, fl, p)
     })
-    .ok()?;
+    .ok()??;
     cache_put(key, found);
     Some(found)
 }
@@ -708,7 +741,7 @@ pub unsafe fn lookup_region(name: *const c_char) -> Option<&'static Interned> {
         // SAFETY: `name` is a valid C string by the caller's contract.
         intern_region_entry(unsafe { CStr::from_ptr(name) }.to_bytes())
     })
-    .ok()?;
+    .ok()??;
     cache_put(key, found);
     Some(found)
 }
@@ -732,7 +765,7 @@ pub unsafe fn lookup_async(name: *const c_char, scope: *const c_char) -> Option<
             return Some(found);
         }
     }
-    let found = std::panic::catch_unwind(|| intern_async_entry(name_bytes, scope_bytes)).ok()?;
+    let found = std::panic::catch_unwind(|| intern_async_entry(name_bytes, scope_bytes)).ok()??;
     cache_put(key, found);
     Some(found)
 }
