@@ -2,8 +2,9 @@
 # Installs what perfflow needs on Debian 12 (as root, or with sudo): clang 19,
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
-# report is rendered headless) and Python's pyarrow (exported Parquet files
-# are read back by an independent reader).
+# report is rendered headless), Python's pyarrow (exported Parquet files
+# are read back by an independent reader) and python3-dev (a test embeds
+# CPython in a traced program).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -14,7 +15,7 @@ case "${1:-}" in
 esac
 packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
 if [ $tests -eq 1 ]; then
-  packages+=(chromium python3)
+  packages+=(chromium python3 python3-dev)
   python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 fi
 missing=()

@@ -44,7 +44,9 @@
 //! `docs/benchmarks.md` keeps the figures.
 
 pub mod cli;
+pub mod duration;
 pub mod error;
+pub mod fd;
 pub mod groups;
 pub mod metadata;
 pub mod parse;

@@ -125,6 +125,17 @@ fn durations_take_seconds_fractions_and_units() {
 }
 
 #[test]
+fn a_duration_without_a_unit_is_seconds_with_one_note_saying_so() {
+    let c = config(&["-i", "45", "-c", "10m"]);
+    assert_eq!(c.interval, Duration::from_secs(45));
+    assert_eq!(
+        c.notes,
+        ["-i: `45` has no unit: read as 45 seconds (write 45s or 45000ms)"]
+    );
+    assert!(config(&["-i", "45s"]).notes.is_empty());
+}
+
+#[test]
 fn bad_durations_are_refused_naming_the_flag_and_value() {
     for (flag, value) in [
         ("-i", "0"),
@@ -254,7 +265,7 @@ fn without_a_job_the_monitor_asks_for_pid_or_a_command() {
 #[test]
 fn odd_words_and_huge_durations_are_usage_errors_not_crashes() {
     assert!(refusal(&["-é"]).contains("`-é`"));
-    assert!(refusal(&["-i", "99999999999999999999999"]).contains("longest interval"));
+    assert!(refusal(&["-i", "99999999999999999999999"]).contains("longer than 168h"));
     assert!(refusal(&["--host-name", "a/b"]).contains("`a/b`"));
     assert!(refusal(&["--host-name", ".."]).contains("`..`"));
 }

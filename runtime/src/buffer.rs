@@ -17,7 +17,8 @@
 //! * **First event of a thread (cold).** Allocate a buffer and chunk, read
 //!   the kernel thread id, and register a [`Slot`] under the registry lock.
 //!   The first event of the process also starts the runtime: clock pairing,
-//!   trace file, `atexit` registration.
+//!   trace file (its opening, `[` and the process name, written at once),
+//!   `atexit` registration, writer thread.
 //! * **Chunk full (cold, once per chunk).** Under the registry lock the
 //!   owner queues the full chunk and swaps in a spare one (allocated if
 //!   none), then wakes the writer thread (`perfflow-writer`), which
@@ -26,6 +27,16 @@
 //!   than [`MAX_QUEUED`] chunks wait, the owner waits until the writer has
 //!   taken one, so memory stays bounded. Without a writer thread (it could
 //!   not start, or ended), owners format the queue themselves.
+//! * **Periodic flush (writer thread, every `flush-interval`).** Under the
+//!   output lock, and the registry lock for a memory copy only, the writer
+//!   copies each live chunk's records from the slot's `drained` up to its
+//!   published `len` (read with **Acquire**), moves `drained` there,
+//!   formats the copy and writes everything formatted to the file. A
+//!   thread with a chunk still queued waits for the next round, so each
+//!   thread's records reach its decoder in order; hand-off, thread exit,
+//!   fork and the final flush all start from `drained`, so nothing is
+//!   decoded twice. The recording side is unchanged: the Release store of
+//!   `len` it already makes is what the writer pairs with.
 //! * **Final flush (`atexit`, fatal signal).** Sets `closing` (the writer
 //!   stops at its next chunk; each thread may queue at most one more
 //!   chunk), takes the output lock, formats the queue, then, keeping the
@@ -47,6 +58,11 @@
 //! per-thread `busy` flag turns re-entry (an event recorded from inside the
 //! runtime's own cold path, e.g. through a woven allocator, or on the
 //! runtime's own threads) into a dropped event instead of a self-deadlock.
+//! A per-thread `pushing` flag, set around the hot path's read and
+//! publication of `len` with compiler fences only, does the same for an
+//! event recorded by a signal handler that interrupted the hot path on the
+//! same thread (it would otherwise overwrite the interrupted record); the
+//! cold paths run with signals blocked.
 //!
 //! # Options, fork and signals
 //!
@@ -56,8 +72,10 @@
 //! * `fork`: `pthread_atfork` handlers hold the intern, output and registry
 //!   locks across the fork; in the child only the forking thread's slot is
 //!   kept, its records so far (queued and live) are left to the parent, and
-//!   the child's own file and writer thread start on its first written
-//!   event (a child that only calls exec leaves no file).
+//!   the child's own file, writer thread and signal watcher start on its
+//!   first recorded event (a child that only calls exec leaves no file):
+//!   the forking thread's chunk is marked full and drained, so that event
+//!   takes the cold path.
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
 //!   which runs [`finish`]; if it cannot get the locks in time, the trace
 //!   keeps what was written.
@@ -74,8 +92,9 @@ use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 use crate::clock::{self, Epoch};
 use crate::decode::{DecodeContext, ThreadDecoder};
@@ -85,6 +104,7 @@ use crate::options::{self, LogEvent, LogFormat, Options};
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
+use crate::trace_file::TraceFile;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
@@ -247,6 +267,38 @@ struct Local {
     /// Set while this thread runs a cold path of the runtime (and for the
     /// whole life of the runtime's own threads).
     busy: Cell<bool>,
+    /// Set while the hot path of this thread is between reading and
+    /// publishing `len`: an event recorded then can only come from a signal
+    /// handler that interrupted it, and is dropped and counted (see
+    /// [`Local::push`]).
+    pushing: Cell<bool>,
+}
+
+impl Local {
+    /// Stores one event (and its payload) in `b`, this thread's buffer.
+    /// Returns false when the chunk is full (nothing was stored). Safe against a signal handler on this
+    /// thread that records while it interrupts the store: the inner event
+    /// is dropped and counted (it would otherwise land in the slot the
+    /// interrupted store is about to write). The flag is a plain
+    /// thread-local; compiler fences keep its two stores around the store
+    /// of the record, which is all a handler on the same thread needs (no
+    /// lock, no atomic read-modify-write, no system call).
+    #[inline(always)]
+    fn push(&self, b: &ThreadBuffer, ev: RawEvent, payload: Option<RawEvent>) -> bool {
+        if self.pushing.get() {
+            drop_events(1);
+            return true;
+        }
+        self.pushing.set(true);
+        compiler_fence(Ordering::SeqCst);
+        let stored = match payload {
+            Some(payload) => b.push_pair(ev, payload),
+            None => b.push(ev),
+        };
+        compiler_fence(Ordering::SeqCst);
+        self.pushing.set(false);
+        stored
+    }
 }
 
 impl Drop for Local {
@@ -264,6 +316,7 @@ thread_local! {
         Local {
             buf: Cell::new(ptr::null_mut()),
             busy: Cell::new(false),
+            pushing: Cell::new(false),
         }
     };
 }
@@ -374,7 +427,7 @@ impl Config {
 
     /// Creates the trace file of process `pid` and writes its header, or
     /// says once why it cannot and returns `None` (tracing is then off).
-    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<File>> {
+    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<TraceFile>> {
         let path = self.path(pid);
         let dir = &self.options.log_dir;
         if !dir.as_os_str().is_empty() {
@@ -387,8 +440,8 @@ impl Config {
                 return None;
             }
         }
-        match create_unique(&path, pid) {
-            Ok((file, _)) => {
+        match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
+            Ok(file) => {
                 let layout = match self.options.log_format {
                     LogFormat::Array => Layout::Array,
                     LogFormat::Object => Layout::Object {
@@ -397,6 +450,9 @@ impl Config {
                 };
                 let mut w = ChromeJsonWriter::with_layout(file, pid, layout);
                 w.process_name(pid, &process_name());
+                // The opening reaches the file now: a process killed at any
+                // later moment leaves a trace our tools read as cut short.
+                w.write_pending();
                 Some(w)
             }
             Err(e) => {
@@ -439,7 +495,7 @@ impl Config {
 
 /// The trace file and the decoding state, under the output lock.
 struct Output {
-    sink: Option<ChromeJsonWriter<File>>,
+    sink: Option<ChromeJsonWriter<TraceFile>>,
     cx: DecodeContext,
     /// Per-thread decoders by slot id.
     decoders: HashMap<u64, ThreadDecoder>,
@@ -457,8 +513,9 @@ impl Output {
     /// The writer, creating a forked child's file on first use. In the new
     /// file, slices the child inherited open from its parent begin at the
     /// fork.
-    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<File>> {
+    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<TraceFile>> {
         if let Some(fork_ns) = self.forked_at.take() {
+            CHILD_FILE_PENDING.store(false, Ordering::Relaxed);
             self.sink = self.config.open_sink(self.pid);
             if self.sink.is_some() {
                 start_writer();
@@ -582,6 +639,11 @@ static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 /// Threads other than the writer waiting for the output lock.
 static OUTPUT_WANTED: AtomicUsize = AtomicUsize::new(0);
 
+/// Set in a forked child until its own trace file exists: its first
+/// recorded event creates the file and starts its writer and signal
+/// watcher (see [`fork_child`]).
+static CHILD_FILE_PENDING: AtomicBool = AtomicBool::new(false);
+
 /// Cleared when events must not be recorded at all: `log-enable=False`, or
 /// no trace file could be created. The hot path reads it first, and woven
 /// code reads it before calling the runtime at all (an `i8`: `AtomicBool`
@@ -655,7 +717,8 @@ extern "C" fn flush_at_exit() {
 /// runtime at once. Called once the runtime exists, and again in a forked
 /// child when it creates its own trace.
 fn start_services(options: &Options) {
-    signals::install();
+    let signals: Vec<libc::c_int> = options.signals.iter().map(|s| s.number()).collect();
+    signals::install(&signals);
     if options.sampler {
         sampler::start(options.sampler_interval, options.sampler_metrics.clone());
     }
@@ -670,6 +733,9 @@ impl Runtime {
         SERVICES.call_once(|| {
             if ENABLED.load(Ordering::Relaxed) {
                 let options = rt.output().config.options.clone();
+                // The writer runs from the start: it writes what threads
+                // publish every `flush-interval`, full chunk or not.
+                start_writer();
                 start_services(&options);
             }
         });
@@ -863,7 +929,13 @@ impl Runtime {
             self.keep_spares_warm();
         }
         let mut out = self.output();
+        let interval = out.config.options.flush_interval;
+        let mut next_drain = Instant::now() + interval;
         loop {
+            if until_closed && Instant::now() >= next_drain {
+                self.drain_live(&mut out);
+                next_drain = Instant::now() + interval;
+            }
             let next = {
                 let mut reg = self.registry();
                 if reg.closing {
@@ -902,10 +974,11 @@ impl Runtime {
                     self.keep_spares_warm();
                     let reg = self.registry();
                     // Waiting on the registry lock only: never with the
-                    // output lock held.
+                    // output lock held; at the latest until the next drain.
+                    let wait = next_drain.saturating_duration_since(Instant::now());
                     let woken = self
                         .wake
-                        .wait_while(reg, |r| r.queue.is_empty() && !r.closing);
+                        .wait_timeout_while(reg, wait, |r| r.queue.is_empty() && !r.closing);
                     drop(woken);
                     out = self.output();
                 }
@@ -916,6 +989,51 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// Periodic flush (writer thread, output lock held): formats the
+    /// records each live thread has published since the last look and
+    /// writes them out. A thread with a chunk still queued is left for the
+    /// next round, so its records stay in order. The records are copied
+    /// under the registry lock (a memory copy, at most one chunk per
+    /// thread) and formatted after it is released; `drained` remembers
+    /// where the copy ended, so the chunk's later hand-off, the final flush
+    /// and a fork start there.
+    fn drain_live(&self, out: &mut Output) {
+        let mut copied: Vec<RawEvent> = Vec::new();
+        let mut spans: Vec<(u64, u32, usize, usize)> = Vec::new();
+        {
+            let mut reg = self.registry();
+            if reg.closing || reg.finished {
+                return;
+            }
+            let Registry { slots, queue, .. } = &mut *reg;
+            for slot in slots.iter_mut() {
+                if queue.iter().any(|full| full.id == slot.id) {
+                    continue;
+                }
+                // SAFETY: registered buffers are live.
+                let b = unsafe { slot.buf.as_ref() };
+                let len = b.len.load(Ordering::Acquire);
+                if len <= slot.drained {
+                    continue;
+                }
+                let start = copied.len();
+                // SAFETY: published up to `len` (Acquire above, pairing with
+                // the owner's Release); the owner replaces the chunk only
+                // under the registry lock, held here.
+                copied.extend_from_slice(unsafe { b.chunk().records(slot.drained, len) });
+                spans.push((slot.id, slot.tid, start, copied.len()));
+                slot.drained = len;
+            }
+        }
+        for (id, tid, start, end) in spans {
+            // SAFETY: site pointers: the C ABI contract.
+            unsafe { out.format(id, tid, &copied[start..end]) };
+        }
+        if let Some(sink) = out.sink.as_mut() {
+            sink.write_pending();
+        }
+    }
+
     /// Tops the spare chunks up to [`WARM_SPARES`] (writer thread, no lock
     /// held while touching the memory).
     fn keep_spares_warm(&self) {
@@ -958,7 +1076,7 @@ fn start_writer() {
 /// Runs `write` on the trace writer, with the trace's clock pairing (to put
 /// monotonic times on the spans' time base), unless the trace is complete
 /// or tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>, &Epoch)) -> bool {
+pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Epoch)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
@@ -1057,6 +1175,13 @@ fn finish_runtime(rt: &Runtime) {
             if !reported {
                 let _ = writeln!(std::io::stderr(), "perfflow: {e}");
             }
+        }
+        let lost = sink.events_lost();
+        if lost > 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "perfflow: {lost} events were not written after the trace stopped"
+            );
         }
     }
     out.finished = true;
@@ -1309,8 +1434,11 @@ extern "C" fn fork_child() {
                 )
             };
             decoder.set_tid(tid);
-            slot.drained = len;
             slot.tid = tid;
+            // The chunk reads as full and drained: the thread's next event
+            // takes the cold path, which creates the child's file.
+            slot.drained = CHUNK_RECORDS;
+            b.len.store(CHUNK_RECORDS, Ordering::Relaxed);
         }
         // Other threads do not exist in the child: their slots and decoders
         // go (their memory is simply not reused).
@@ -1320,6 +1448,7 @@ extern "C" fn fork_child() {
         out.sink = None;
         out.pid = std::process::id();
         out.forked_at = Some(clock::now_ns());
+        CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
         // Threads of the parent waiting for the output lock do not exist
         // here.
@@ -1374,6 +1503,12 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
                 buf
             }
         };
+        if CHILD_FILE_PENDING.load(Ordering::Relaxed) {
+            // A forked child's first event: its file, writer and signal
+            // watcher start now, so that a signal or SIGKILL from here on
+            // finds them.
+            let _ = rt.output_soon().sink();
+        }
         let extra = match extra {
             // The process's first event started the runtime just above,
             // which may have turned cpu-mem-usage on.
@@ -1418,7 +1553,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
             // which is freed only by this thread's `Local` destructor.
             let b = unsafe { &*buf };
             let ts = if STAMP_FIRST { early } else { clock::now_ns() };
-            if b.push(RawEvent::new(ts, site, kind)) {
+            if local.push(b, RawEvent::new(ts, site, kind), None) {
                 return;
             }
         }
@@ -1537,12 +1672,7 @@ fn record_extra(site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra)
             // SAFETY: as in `record`.
             let b = unsafe { &*buf };
             let (ts, payload) = stamp_with(stamp, extra);
-            let ev = RawEvent::new(ts, site, kind);
-            let stored = match payload {
-                Some(payload) => b.push_pair(ev, payload),
-                None => b.push(ev),
-            };
-            if stored {
+            if local.push(b, RawEvent::new(ts, site, kind), payload) {
                 return;
             }
         }

@@ -17,6 +17,11 @@
 //! | `cpu-mem-usage` | `False` | `True`, `False` |
 //! | `log-event` | `Verbose` | `Verbose`, `Compact` |
 //! | `log-format` | `Array` | `Array`, `Object` |
+//! | `sampler` | `False` | `True`, `False` |
+//! | `sampler-interval` | `100ms` | a duration from 10ms to 24h |
+//! | `sampler-metrics` | `proc,system,net,ib,rapl,perf,gpu` | comma-separated list of these sources |
+//! | `signals` | `TERM,ABRT` | `none`, or a comma-separated list of `TERM`, `INT`, `HUP`, `QUIT`, `ABRT` |
+//! | `flush-interval` | `1s` | a duration from 10ms to 24h |
 //!
 //! The same table, generated from [`OPTIONS`], is returned by
 //! [`markdown_table`].
@@ -35,11 +40,15 @@
 //!
 //! # Mistakes
 //!
-//! Parsing never fails and never prints. Each problem (an unknown option, a
-//! value that is empty or not accepted, a segment without `=`) yields one
-//! [`OptionWarning`], whose `Display` is a single line for the runtime to
-//! print on stderr. An option with a bad value is set back to its default;
-//! every other option still applies.
+//! Parsing never fails, never panics and never prints. Each problem (an
+//! unknown option, a value that is empty or not accepted, a segment without
+//! `=`) yields one [`OptionWarning`], whose `Display` is a single line for
+//! the runtime to print on stderr. An option with a bad value is set back to
+//! its default; every other option still applies. A duration written
+//! without a unit is read as seconds, and also yields one line saying so.
+//!
+//! Durations share the monitor's syntax ([`perfflow_monitor::duration`]):
+//! `500ms`, `2s`, `1.5m`, `1h`; `2` alone is two seconds, in both tools.
 //!
 //! # Adding an option
 //!
@@ -131,6 +140,66 @@ impl LogFormat {
     }
 }
 
+/// A signal after which the runtime completes the trace before the process
+/// ends by it (`signals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndSignal {
+    /// SIGTERM: a batch scheduler's end of walltime, `kill`.
+    Term,
+    /// SIGINT: Ctrl-C.
+    Int,
+    /// SIGHUP: the terminal went away.
+    Hup,
+    /// SIGQUIT: Ctrl-Backslash.
+    Quit,
+    /// SIGABRT: `abort()`, a failed `assert`, an uncaught C++ exception.
+    Abrt,
+}
+
+impl EndSignal {
+    /// Every signal the option can name, in the documentation's order.
+    pub const ALL: [EndSignal; 5] = [
+        EndSignal::Term,
+        EndSignal::Int,
+        EndSignal::Hup,
+        EndSignal::Quit,
+        EndSignal::Abrt,
+    ];
+
+    /// The name without `SIG`, as the option writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndSignal::Term => "TERM",
+            EndSignal::Int => "INT",
+            EndSignal::Hup => "HUP",
+            EndSignal::Quit => "QUIT",
+            EndSignal::Abrt => "ABRT",
+        }
+    }
+
+    /// The signal number.
+    pub fn number(self) -> libc::c_int {
+        match self {
+            EndSignal::Term => libc::SIGTERM,
+            EndSignal::Int => libc::SIGINT,
+            EndSignal::Hup => libc::SIGHUP,
+            EndSignal::Quit => libc::SIGQUIT,
+            EndSignal::Abrt => libc::SIGABRT,
+        }
+    }
+
+    /// The signal a word names: `TERM` or `SIGTERM`, in any case.
+    pub fn from_word(word: &str) -> Option<EndSignal> {
+        let bare = match word.get(..3) {
+            Some(sig) if sig.eq_ignore_ascii_case("sig") => &word[3..],
+            _ => word,
+        };
+        EndSignal::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(bare))
+    }
+}
+
 /// The runtime's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -158,6 +227,12 @@ pub struct Options {
     pub sampler_interval: Duration,
     /// Metric sources to sample (`sampler-metrics`).
     pub sampler_metrics: Vec<Source>,
+    /// Signals after which the trace is completed before the process ends
+    /// by them (`signals`); empty for none.
+    pub signals: Vec<EndSignal>,
+    /// Longest time a published event waits before it is written to the
+    /// trace file (`flush-interval`).
+    pub flush_interval: Duration,
 }
 
 impl Default for Options {
@@ -173,11 +248,14 @@ impl Default for Options {
             sampler: false,
             sampler_interval: Duration::from_millis(100),
             sampler_metrics: Source::ALL.to_vec(),
+            signals: vec![EndSignal::Term, EndSignal::Abrt],
+            flush_interval: Duration::from_secs(1),
         }
     }
 }
 
-/// One problem found in `PERFFLOW_OPTIONS`.
+/// One problem found in `PERFFLOW_OPTIONS`, or one assumption made in
+/// reading it (a duration without a unit).
 ///
 /// `Display` writes the whole line, [`WARNING_PREFIX`] followed by
 /// `message`, without a trailing newline.
@@ -239,8 +317,10 @@ pub struct OptionSpec {
     /// One line on what the option does.
     pub description: &'static str,
     /// Parses a non-empty, trimmed value into its field, or says what is
-    /// wrong with it (e.g. `unknown value 'loud'`).
-    apply: fn(&mut Options, &str) -> Result<(), String>,
+    /// wrong with it (e.g. `unknown value 'loud'`). `Ok(Some(note))`: the
+    /// value was read with an assumption the user is told in one line
+    /// (`sampler-interval=2` is read as seconds).
+    apply: fn(&mut Options, &str) -> Result<Option<String>, String>,
 }
 
 impl fmt::Debug for OptionSpec {
@@ -264,7 +344,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Name of this workflow component",
         apply: |o, v| {
             o.name = v.to_string();
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -275,7 +355,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Parts of the trace file name, in the order given",
         apply: |o, v| {
             o.filename_include = filename_parts(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -285,7 +365,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Directory where the trace file is created",
         apply: |o, v| {
             o.log_dir = PathBuf::from(v);
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -295,7 +375,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Record events at all",
         apply: |o, v| {
             o.log_enable = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -305,7 +385,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Record CPU and memory usage of each traced call",
         apply: |o, v| {
             o.cpu_mem_usage = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -321,7 +401,7 @@ pub static OPTIONS: &[OptionSpec] = &[
                     ("compact", LogEvent::Compact),
                 ],
             )?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -334,7 +414,7 @@ pub static OPTIONS: &[OptionSpec] = &[
                 v,
                 &[("array", LogFormat::Array), ("object", LogFormat::Object)],
             )?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
@@ -344,17 +424,19 @@ pub static OPTIONS: &[OptionSpec] = &[
         description: "Sample node and process metrics into the trace as counter tracks",
         apply: |o, v| {
             o.sampler = boolean(v)?;
-            Ok(())
+            Ok(None)
         },
     },
     OptionSpec {
         key: "sampler-interval",
         default: "100ms",
-        accepted: "a duration of at least 10ms, in ms or s (e.g. 100ms, 2s, 0.5s)",
+        accepted: "a duration from 10ms to 24h: a number with a unit ns, us, ms, s, m or h \
+                   (e.g. 100ms, 2s, 0.5s); a number alone is seconds",
         description: "Time between two metric samples",
         apply: |o, v| {
-            o.sampler_interval = duration(v)?;
-            Ok(())
+            let (interval, note) = duration(v, SAMPLER_INTERVAL_MIN)?;
+            o.sampler_interval = interval;
+            Ok(note)
         },
     },
     OptionSpec {
@@ -368,7 +450,33 @@ pub static OPTIONS: &[OptionSpec] = &[
                 return Err("no source named".to_string());
             }
             o.sampler_metrics = sources;
-            Ok(())
+            Ok(None)
+        },
+    },
+    OptionSpec {
+        key: "signals",
+        default: "TERM,ABRT",
+        accepted: "none, or a comma-separated list of TERM, INT, HUP, QUIT, ABRT \
+                   (SIG prefix optional), each at most once",
+        description: "Signals after which the trace is completed before the process ends \
+                      by them; a signal whose action is not the default when tracing \
+                      starts is left alone",
+        apply: |o, v| {
+            o.signals = end_signals(v)?;
+            Ok(None)
+        },
+    },
+    OptionSpec {
+        key: "flush-interval",
+        default: "1s",
+        accepted: "a duration from 10ms to 24h: a number with a unit ns, us, ms, s, m or h \
+                   (e.g. 500ms, 1s, 5s); a number alone is seconds",
+        description: "Longest time a recorded event waits before it is written to the trace file: \
+                      a process killed by SIGKILL keeps all but this last interval",
+        apply: |o, v| {
+            let (interval, note) = duration(v, FLUSH_INTERVAL_MIN)?;
+            o.flush_interval = interval;
+            Ok(note)
         },
     },
 ];
@@ -380,28 +488,22 @@ pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
         .find(|spec| spec.key.eq_ignore_ascii_case(key))
 }
 
-/// Parses a duration: `100ms`, `2s`, `0.5s` (a bare number is
-/// milliseconds), at least 10 ms.
-fn duration(v: &str) -> Result<Duration, String> {
-    let lower = v.to_ascii_lowercase();
-    let (number, scale) = if let Some(n) = lower.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = lower.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (lower.as_str(), 1e-3)
-    };
-    let seconds = number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite() && *n > 0.0)
-        .map(|n| n * scale)
-        .ok_or_else(|| format!("unknown value '{v}'"))?;
-    if seconds < 0.010 {
-        return Err(format!("interval '{v}' is below 10ms"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+/// The shortest `sampler-interval`.
+const SAMPLER_INTERVAL_MIN: Duration = Duration::from_millis(10);
+
+const FLUSH_INTERVAL_MIN: Duration = Duration::from_millis(10);
+
+/// The longest interval any option accepts: a day, far beyond any use and
+/// small enough to add to any instant.
+pub const INTERVAL_MAX: Duration = Duration::from_secs(24 * 3600);
+
+/// Parses a duration with the syntax the monitor's `-i` shares (see
+/// [`perfflow_monitor::duration`]), from `min` to [`INTERVAL_MAX`]; with
+/// the note to print when the value had no unit and was read as seconds.
+fn duration(v: &str, min: Duration) -> Result<(Duration, Option<String>), String> {
+    let parsed =
+        perfflow_monitor::duration::parse(v, min, INTERVAL_MAX).map_err(|e| e.to_string())?;
+    Ok((parsed.duration, parsed.note(v)))
 }
 
 fn boolean(value: &str) -> Result<bool, String> {
@@ -428,19 +530,37 @@ fn choice<T: Copy>(value: &str, words: &[(&str, T)]) -> Result<T, String> {
 /// Parses the `log-filename-include` list. Items are trimmed; empty items
 /// are skipped, but the list as a whole must name at least one part.
 fn filename_parts(value: &str) -> Result<Vec<FilenamePart>, String> {
-    let mut parts = Vec::new();
+    unique_words(value, "part", FilenamePart::from_keyword)
+}
+
+/// Parses a comma-separated list of words, each naming one item (through
+/// `lookup`) at most once. Items are trimmed; empty items are skipped, but
+/// the list must name at least one `what`.
+fn unique_words<T: PartialEq>(
+    value: &str,
+    what: &str,
+    lookup: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, String> {
+    let mut items = Vec::new();
     for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        let part = FilenamePart::from_keyword(word)
-            .ok_or_else(|| format!("unknown part '{word}' in '{value}'"))?;
-        if parts.contains(&part) {
-            return Err(format!("duplicate part '{word}' in '{value}'"));
+        let item = lookup(word).ok_or_else(|| format!("unknown {what} '{word}' in '{value}'"))?;
+        if items.contains(&item) {
+            return Err(format!("duplicate {what} '{word}' in '{value}'"));
         }
-        parts.push(part);
+        items.push(item);
     }
-    if parts.is_empty() {
-        return Err(format!("no part named in '{value}'"));
+    if items.is_empty() {
+        return Err(format!("no {what} named in '{value}'"));
     }
-    Ok(parts)
+    Ok(items)
+}
+
+/// Parses the `signals` list: `none`, or signal names, each at most once.
+fn end_signals(value: &str) -> Result<Vec<EndSignal>, String> {
+    if value.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    unique_words(value, "signal", EndSignal::from_word)
 }
 
 /// The known option names, comma-separated, for warnings.
@@ -498,6 +618,13 @@ impl Options {
             } else {
                 (spec.apply)(&mut options, value)
             };
+            if let Ok(Some(note)) = &result {
+                warnings.push(OptionWarning::new(
+                    spec.key,
+                    Some(value),
+                    format!("{}: {note}", spec.key),
+                ));
+            }
             if let Err(problem) = result {
                 // Every default is an accepted value (checked by the tests),
                 // so this restores the default field.
@@ -604,11 +731,13 @@ mod tests {
             sampler: true,
             sampler_interval: Duration::from_secs(9),
             sampler_metrics: vec![Source::Gpu],
+            signals: Vec::new(),
+            flush_interval: Duration::from_secs(9),
         };
         for spec in OPTIONS {
             assert_eq!(
                 (spec.apply)(&mut options, spec.default),
-                Ok(()),
+                Ok(None),
                 "{}",
                 spec.key
             );

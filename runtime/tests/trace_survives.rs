@@ -4,8 +4,9 @@
 //! with `serde_json`.
 //!
 //! A program that ends through return from `main`, `exit()`, the last
-//! thread after `pthread_exit` in `main`, SIGINT, SIGTERM or SIGABRT
-//! (`abort()`, an uncaught C++ exception) leaves a complete trace: one JSON
+//! thread after `pthread_exit` in `main`, SIGTERM or SIGABRT (`abort()`, an
+//! uncaught C++ exception), or SIGINT with `signals=INT`, leaves a complete
+//! trace: one JSON
 //! document, slices still open at the end closed, the runtime summary last.
 //! SIGKILL cannot be caught; it leaves a truncated trace (see
 //! [`sigkill_after_300k_events_leaves_a_truncated_array_of_valid_event_lines`]).
@@ -117,11 +118,14 @@ fn main_thread_calling_pthread_exit_keeps_the_slices_of_two_threads_that_finish_
     }
 }
 
-/// Runs `e2e_wait_for_signal`, sends `sig` once it is waiting inside its
-/// slices, and checks that it died by `sig` leaving a complete trace.
-fn killed_inside_slices(test: &str, sig: libc::c_int) {
+/// Runs `e2e_wait_for_signal` with `PERFFLOW_OPTIONS=options`, sends `sig`
+/// once it is waiting inside its slices, and checks that it died by `sig`
+/// leaving a complete trace.
+fn killed_inside_slices(test: &str, sig: libc::c_int, options: &str) {
     let dir = Scratch::new(test);
-    let running = start_until_ready(&mut command(&program("e2e_wait_for_signal"), &dir.path));
+    let mut cmd = command(&program("e2e_wait_for_signal"), &dir.path);
+    cmd.env("PERFFLOW_OPTIONS", options);
+    let running = start_until_ready(&mut cmd);
     let pid = running.pid();
     running.send(sig);
     let done = running.wait(DEATH_LIMIT);
@@ -161,12 +165,12 @@ fn killed_inside_slices(test: &str, sig: libc::c_int) {
 
 #[test]
 fn sigterm_inside_open_slices_ends_the_program_by_sigterm_with_a_complete_trace() {
-    killed_inside_slices("sigterm", libc::SIGTERM);
+    killed_inside_slices("sigterm", libc::SIGTERM, "");
 }
 
 #[test]
-fn sigint_inside_open_slices_ends_the_program_by_sigint_with_a_complete_trace() {
-    killed_inside_slices("sigint", libc::SIGINT);
+fn sigint_inside_open_slices_with_signals_int_ends_the_program_by_sigint_with_a_complete_trace() {
+    killed_inside_slices("sigint", libc::SIGINT, "signals=INT");
 }
 
 #[test]

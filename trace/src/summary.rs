@@ -323,11 +323,16 @@ fn write_table(
             if column > 0 {
                 line.push_str("  ");
             }
+            // Padded by hand: `format!`'s width is limited to 65,535, and a
+            // name may be longer.
             let width = widths.get(column).copied().unwrap_or(0);
+            let padding = " ".repeat(width.saturating_sub(cell.chars().count()));
             if right.get(column).copied().unwrap_or(false) {
-                line.push_str(&format!("{cell:>width$}"));
+                line.push_str(&padding);
+                line.push_str(cell);
             } else {
-                line.push_str(&format!("{cell:<width$}"));
+                line.push_str(cell);
+                line.push_str(&padding);
             }
         }
         writeln!(f, "{}", line.trim_end())?;

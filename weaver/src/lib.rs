@@ -12,6 +12,7 @@
 
 pub mod annotations;
 mod diag;
+mod exclusions;
 pub mod ffi;
 mod ir;
 pub mod site;

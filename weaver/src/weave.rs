@@ -34,7 +34,9 @@
 //! ```
 //!
 //! Steps, per module:
-//!  1. read every annotation and parse the ones that are ours;
+//!  1. read every annotation and parse the ones that are ours; leave out,
+//!     with a warning, functions advice would crash ([`crate::exclusions`]:
+//!     naked functions, ifunc resolvers and what they call);
 //!  2. report malformed ones (`file:line: warning: perfflow: …`), and in strict
 //!     mode stop before anything changes;
 //!  3. for each function to weave: emit its site descriptor, then weave enter
@@ -67,6 +69,7 @@ use perfflow_parser::{parse_annotation, Annotation, Aspect};
 
 use crate::annotations::{function_annotations, FunctionAnnotation};
 use crate::diag::{Diagnostic, Severity};
+use crate::exclusions::Exclusions;
 use crate::ir;
 use crate::site::{byte_ptr_type, display_name, emit_site, SiteInfo};
 
@@ -184,6 +187,7 @@ pub fn weave_module_tracked(
         by_function[slot].1.push(annotation);
     }
 
+    let exclusions = Exclusions::of(module);
     let mut plans = Vec::new();
     let mut malformed = 0;
     let severity = if options.strict {
@@ -244,6 +248,22 @@ pub fn weave_module_tracked(
                     );
                 }
             }
+        }
+        if let (Some((_, annotation)), Some(exclusion)) =
+            (&chosen, exclusions.of_function(function))
+        {
+            eprintln!(
+                "{}",
+                Diagnostic {
+                    file: &annotation.file,
+                    line: annotation.line,
+                    severity: Severity::Warning,
+                    message: &exclusion.message(),
+                    annotation: &annotation.text,
+                    function: &name,
+                }
+            );
+            continue;
         }
         if let Some((aspect, annotation)) = chosen {
             let line = subprogram_line(function).unwrap_or(annotation.line);

@@ -57,6 +57,9 @@ pub struct Config {
     /// The name this node goes by in the results (`--host-name`; default:
     /// `PERFFLOW_MONITOR_HOST`, else the host name).
     pub host_name: Option<String>,
+    /// Lines to print on stderr before the run: what was assumed (a
+    /// duration given without a unit is read as seconds).
+    pub notes: Vec<String>,
 }
 
 impl Default for Config {
@@ -76,6 +79,7 @@ impl Default for Config {
             verbose: false,
             target: Target::Scheduler,
             host_name: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -147,51 +151,25 @@ pub fn parse_export(flag: &str, text: &str) -> Result<ExportFormat, UsageError> 
     }
 }
 
-/// Parses a duration: seconds as a number (`30`, `0.2`) or with a unit
-/// (`500ms`, `2s`, `1.5m`, `1h`). Zero, negative and non-finite values are
-/// refused.
-pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
-    let t = text.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return err(format!(
-                "{flag}: `{text}` has an unknown unit `{unit}`; expected seconds \
-                 such as 30, 0.2, 500ms, 2s, 1m or 1h"
-            ))
+/// The longest interval the monitor accepts for `-i` and `-c`: a week.
+pub const LONGEST_INTERVAL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Parses a duration with the syntax every perfflow tool shares (see
+/// [`crate::duration`]): `500ms`, `2s`, `1.5m`, `1h`; a number alone is
+/// seconds, and `notes` gets a line saying so. At least 1 ms, at most
+/// [`LONGEST_INTERVAL`].
+pub fn parse_duration(
+    flag: &str,
+    text: &str,
+    notes: &mut Vec<String>,
+) -> Result<Duration, UsageError> {
+    match crate::duration::parse(text, Duration::from_millis(1), LONGEST_INTERVAL) {
+        Ok(parsed) => {
+            notes.extend(parsed.note(text).map(|n| format!("{flag}: {n}")));
+            Ok(parsed.duration)
         }
-    };
-    let value: f64 = match number.trim().parse() {
-        Ok(v) => v,
-        Err(_) => {
-            return err(format!(
-                "{flag}: `{text}` is not a duration; expected seconds such as \
-                 30, 0.2, 500ms, 2s, 1m or 1h"
-            ))
-        }
-    };
-    let seconds = value * scale;
-    if !seconds.is_finite() || seconds <= 0.0 {
-        return err(format!(
-            "{flag}: `{text}` must be a positive duration (more than 0 seconds)"
-        ));
+        Err(e) => err(format!("{flag}: {e}; expected {}", crate::duration::SYNTAX)),
     }
-    if seconds < 1e-3 {
-        return err(format!(
-            "{flag}: `{text}` is shorter than the shortest interval, 1ms"
-        ));
-    }
-    Duration::try_from_secs_f64(seconds).or_else(|_| {
-        err(format!(
-            "{flag}: `{text}` is longer than the longest interval this monitor can wait"
-        ))
-    })
 }
 
 /// A node name becomes part of file names: it must be one path component.
@@ -302,8 +280,8 @@ where
                 }
                 "--prefix" => set_once(&mut c.prefix, &name, value)?,
                 "--launcher" => set_once(&mut c.launcher, &name, value)?,
-                "--sampling-freq" => c.interval = parse_duration(&name, &value)?,
-                "--check-point" => c.checkpoint = parse_duration(&name, &value)?,
+                "--sampling-freq" => c.interval = parse_duration(&name, &value, &mut c.notes)?,
+                "--check-point" => c.checkpoint = parse_duration(&name, &value, &mut c.notes)?,
                 "--system" => set_once(&mut c.system, &name, value)?,
                 "--partition" => set_once(&mut c.partition, &name, value)?,
                 "--env" => set_once(&mut c.env, &name, value)?,
@@ -434,8 +412,9 @@ OPTIONS:
     -d, --save-dir DIR        base directory of the results (default: .)
     -p, --prefix NAME         results go to DIR/NAME
     -l, --launcher NAME       launcher of the job's tasks (metadata)
-    -i, --sampling-freq TIME  time between samples (default 30); seconds
-                              (30, 0.2) or with a unit (500ms, 2s, 1m)
+    -i, --sampling-freq TIME  time between samples (default 30s): a number
+                              with a unit (500ms, 2s, 1m, 1h); a number
+                              alone is seconds, and a note says so
     -c, --check-point TIME    time between writes of the node's data to
                               disk (default 900)
     -r, --gen-report          make plots and a report after the run
@@ -469,20 +448,20 @@ OUTPUT (under DIR[/NAME]):
 
 EXAMPLES:
     # SLURM: one monitor per node, then the job
-    srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5 -d $HOME/runs -p $SLURM_JOB_ID &
+    srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5s -d $HOME/runs -p $SLURM_JOB_ID &
     srun ./app
     echo FINISHED > .ipc-$SLURM_JOB_ID
     wait
 
     # PBS: share the node file with every node
     cp $PBS_NODEFILE $PWD/nodefile
-    mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5 &
+    mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5s &
     mpirun ./app
     echo FINISHED > .ipc-$PBS_JOBID
     wait
 
     # Flux
-    flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5 &
+    flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5s &
     flux run -N 2 ./app
     wait
 
@@ -496,7 +475,7 @@ mod tests {
 
     #[test]
     fn durations_accept_seconds_and_units() {
-        let d = |t| parse_duration("-i", t).unwrap();
+        let d = |t| parse_duration("-i", t, &mut Vec::new()).unwrap();
         assert_eq!(d("30"), Duration::from_secs(30));
         assert_eq!(d("0.2"), Duration::from_millis(200));
         assert_eq!(d("500ms"), Duration::from_millis(500));
@@ -506,8 +485,10 @@ mod tests {
 
     #[test]
     fn zero_negative_and_garbage_durations_are_refused() {
-        for t in ["0", "-1", "abc", "5x", "", "0ms", "nan", "inf"] {
-            let e = parse_duration("-i", t).unwrap_err().0;
+        for t in [
+            "0", "-1", "abc", "5x", "", "0ms", "nan", "inf", "1e300", "1e300s",
+        ] {
+            let e = parse_duration("-i", t, &mut Vec::new()).unwrap_err().0;
             assert!(e.contains("-i") && e.contains(&format!("`{t}`")), "{e}");
         }
     }

@@ -90,6 +90,11 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
                 }
             }
         }
-        Ok(Invocation::Run(config)) => run::run(&config),
+        Ok(Invocation::Run(config)) => {
+            for note in &config.notes {
+                eprintln!("perfflow-monitor: {note}");
+            }
+            run::run(&config)
+        }
     }
 }

@@ -12,6 +12,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,12 +25,31 @@ pub struct Workload {
     stdin: Option<ChildStdin>,
     /// The workload's pid, then its descendants' pids.
     pub pids: Vec<i32>,
+    /// Lines the workload printed after `ready`.
+    lines: Receiver<String>,
 }
 
 impl Workload {
     /// The workload process's pid.
     pub fn pid(&self) -> i32 {
         self.pids[0]
+    }
+
+    /// Sends `request` as one line to the workload's stdin and returns the
+    /// rest of the first line it prints that starts with `reply`.
+    pub fn ask(&mut self, request: &str, reply: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("workload stdin is open");
+        writeln!(stdin, "{request}").expect("write to the workload");
+        stdin.flush().expect("flush the workload's stdin");
+        loop {
+            let line = self
+                .lines
+                .recv()
+                .unwrap_or_else(|_| panic!("workload exited before answering `{request}`"));
+            if let Some(rest) = line.strip_prefix(reply) {
+                return rest.trim().to_string();
+            }
+        }
     }
 
     /// Closes the workload's stdin and waits for it to exit.
@@ -90,8 +110,18 @@ pub fn spawn(entry: &str, workload: &str) -> Workload {
         }
     };
     // Keep draining stdout so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Workload { child, stdin, pids }
+    let (send, receive) = channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    Workload {
+        child,
+        stdin,
+        pids,
+        lines: receive,
+    }
 }
 
 fn wait_for_stdin_eof() {
@@ -103,6 +133,64 @@ fn ready(pids: &[i32]) {
     let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
     println!("ready {}", list.join(" "));
     let _ = std::io::stdout().flush();
+}
+
+/// CPU time the calling thread has used, in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write into.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Spins until the calling thread has used `ns` more nanoseconds of CPU
+/// time, however long that takes on a loaded machine; returns the CPU time
+/// used.
+pub fn burn_cpu(ns: u64) -> u64 {
+    let start = thread_cpu_ns();
+    let mut x = 0u64;
+    loop {
+        let used = thread_cpu_ns() - start;
+        if used >= ns {
+            std::hint::black_box(x);
+            return used;
+        }
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+    }
+}
+
+/// Maps `pages` fresh anonymous pages without huge pages and writes to
+/// each, so each takes exactly one user-mode page fault.
+pub fn fault_pages(pages: usize) {
+    let page = 4096;
+    let len = pages * page;
+    if len == 0 {
+        return;
+    }
+    // SAFETY: a fresh private anonymous mapping, written within its bounds
+    // and unmapped before returning.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED, "mmap");
+        assert_eq!(libc::madvise(p, len, libc::MADV_NOHUGEPAGE), 0, "madvise");
+        for i in 0..pages {
+            std::ptr::write_volatile((p as *mut u8).add(i * page), 1);
+        }
+        libc::munmap(p, len);
+    }
 }
 
 fn spin_thread(stop: Arc<AtomicBool>, fault: bool) {
@@ -167,6 +255,20 @@ pub fn run_workload_if_requested() {
         "busy" => {
             spin_thread(stop.clone(), true);
             ready(&[me]);
+        }
+        "burn" => {
+            // On each request `<ms> <pages>`: uses that much CPU time and
+            // faults that many pages, then answers `burnt <cpu ns>`.
+            ready(&[me]);
+            for line in std::io::stdin().lines().map_while(Result::ok) {
+                let mut words = line.split_ascii_whitespace().map(|w| w.parse().unwrap());
+                let (ms, pages) = (words.next().unwrap_or(0), words.next().unwrap_or(0));
+                let used = burn_cpu(ms * 1_000_000);
+                fault_pages(pages as usize);
+                println!("burnt {used}");
+                let _ = std::io::stdout().flush();
+            }
+            std::process::exit(0);
         }
         "tree" => {
             // Three idle children and one child with an idle child of its

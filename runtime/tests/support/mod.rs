@@ -83,6 +83,13 @@ pub fn program(name: &str) -> PathBuf {
 }
 
 fn compile(name: &str, out: &Path) {
+    compile_with(name, out, &[], &[]);
+}
+
+/// Builds `tests/c/<name>.c` (or `.cpp`) into `out` as [`program`] does,
+/// with `cflags` before the source and `libs` after the runtime library
+/// (say, what `python3-config --embed` prints).
+pub fn compile_with(name: &str, out: &Path, cflags: &[String], libs: &[String]) {
     let cxx = source_dir().join(format!("{name}.cpp")).is_file();
     let source = source_dir().join(format!("{name}.{}", if cxx { "cpp" } else { "c" }));
     let partial = out.with_extension(format!("partial-{}", std::process::id()));
@@ -91,10 +98,12 @@ fn compile(name: &str, out: &Path) {
         .arg(include_dir())
         .arg("-I")
         .arg(source_dir())
+        .args(cflags)
         .arg(&source)
         .arg("-o")
         .arg(&partial)
-        .arg(lib_dir("libperfflow_runtime.a").join("libperfflow_runtime.a"));
+        .arg(lib_dir("libperfflow_runtime.a").join("libperfflow_runtime.a"))
+        .args(libs);
     if cxx {
         cmd.arg("-lstdc++");
     }
@@ -281,6 +290,11 @@ pub fn start_until_ready(cmd: &mut Command) -> Running {
 impl Running {
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Value of a `key=value` word printed so far.
+    pub fn printed(&self, key: &str) -> Option<String> {
+        printed(&self.stdout, key)
     }
 
     /// Sends `sig` to the program (to its process only, not its group).
