@@ -79,11 +79,12 @@
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
 //!   which runs [`finish`]; if it cannot get the locks in time, the trace
 //!   keeps what was written.
-//!
-//! # Next
-//!
-//! * Sites in a `dlclose`d library must be formatted before it unmaps; an
-//!   unload hook emitted by the weaver would call a full flush.
+//! * `vfork`: the runtime's `vfork` hides the thread's buffer in the child,
+//!   whose events then take the cold path and are dropped and counted (see
+//!   the vfork section below).
+//! * Sites: records carry the runtime's own copy of a woven site (see
+//!   `site::owned`), so a `dlclose`d library's records are formatted without
+//!   reading its memory.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
