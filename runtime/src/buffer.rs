@@ -108,6 +108,7 @@ use crate::options::{self, LogEvent, LogFormat, Options};
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
+use crate::trace_file::TraceFile;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
@@ -487,7 +488,7 @@ impl Config {
 
     /// Creates the trace file of process `pid` and writes its header, or
     /// says once why it cannot and returns `None` (tracing is then off).
-    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<File>> {
+    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<TraceFile>> {
         let path = self.path(pid);
         let dir = &self.options.log_dir;
         if !dir.as_os_str().is_empty() {
@@ -500,8 +501,8 @@ impl Config {
                 return None;
             }
         }
-        match create_unique(&path, pid) {
-            Ok((file, _)) => {
+        match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
+            Ok(file) => {
                 let layout = match self.options.log_format {
                     LogFormat::Array => Layout::Array,
                     LogFormat::Object => Layout::Object {
@@ -555,7 +556,7 @@ impl Config {
 
 /// The trace file and the decoding state, under the output lock.
 struct Output {
-    sink: Option<ChromeJsonWriter<File>>,
+    sink: Option<ChromeJsonWriter<TraceFile>>,
     cx: DecodeContext,
     /// Per-thread decoders by slot id.
     decoders: HashMap<u64, ThreadDecoder>,
@@ -573,7 +574,7 @@ impl Output {
     /// The writer, creating a forked child's file on first use. In the new
     /// file, slices the child inherited open from its parent begin at the
     /// fork.
-    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<File>> {
+    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<TraceFile>> {
         if let Some(fork_ns) = self.forked_at.take() {
             CHILD_FILE_PENDING.store(false, Ordering::Relaxed);
             self.sink = self.config.open_sink(self.pid);
@@ -1153,7 +1154,7 @@ fn start_writer() {
 /// Runs `write` on the trace writer, with the trace's clock pairing (to put
 /// monotonic times on the spans' time base), unless the trace is complete
 /// or tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<File>, &Epoch)) -> bool {
+pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Epoch)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
@@ -1297,6 +1298,13 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
             if !reported {
                 let _ = writeln!(std::io::stderr(), "perfflow: {e}");
             }
+        }
+        let lost = sink.events_lost();
+        if lost > 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "perfflow: {lost} events were not written after the trace stopped"
+            );
         }
     }
     out.note_lost();

@@ -33,8 +33,10 @@ pub mod usage;
 pub mod writer;
 
 mod buffer;
+mod fd;
 mod sampler;
 mod signals;
+mod trace_file;
 
 use std::ffi::{c_char, c_int};
 

@@ -38,13 +38,21 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+use crate::fd::{self, Shared};
+
 /// How long a handler waits for the watcher to complete the trace.
 pub const FLUSH_TIMEOUT_MS: libc::c_int = 3000;
 
-/// Write end of the request pipe (handler → watcher), -1 when none.
-static REQUEST: AtomicI32 = AtomicI32::new(-1);
-/// Read end of the reply pipe (watcher → handler), -1 when none.
-static REPLY: AtomicI32 = AtomicI32::new(-1);
+/// Write end of the request pipe (handler → watcher).
+static REQUEST: Shared = Shared::new();
+/// Read end of the reply pipe (watcher → handler).
+static REPLY: Shared = Shared::new();
+/// The watcher's ends: read end of the request pipe, write end of the
+/// reply pipe.
+static WATCH_REQUEST: Shared = Shared::new();
+static WATCH_REPLY: Shared = Shared::new();
+/// Set while this process has a watcher thread.
+static WATCHING: AtomicBool = AtomicBool::new(false);
 /// Set by the first handler to run: later signals go straight to the
 /// default action.
 static HANDLING: AtomicBool = AtomicBool::new(false);
@@ -57,10 +65,11 @@ static OWNER: AtomicI32 = AtomicI32::new(0);
 /// watcher thread (again in a forked child, which has no threads but the
 /// forking one).
 pub fn install(signals: &[libc::c_int]) {
-    if REQUEST.load(Ordering::Relaxed) >= 0 {
+    if WATCHING.swap(true, Ordering::AcqRel) {
         return;
     }
     if let Err(e) = start_watcher() {
+        WATCHING.store(false, Ordering::Release);
         let _ = writeln!(
             std::io::stderr(),
             "perfflow: cannot watch for fatal signals ({e}); a killed program keeps the events written so far"
@@ -89,15 +98,8 @@ pub fn install(signals: &[libc::c_int]) {
 /// In a forked child: the watcher thread did not survive the fork; the
 /// next [`install`] starts a new one. The handlers themselves stay.
 pub fn after_fork() {
-    for fd in [
-        REQUEST.swap(-1, Ordering::Relaxed),
-        REPLY.swap(-1, Ordering::Relaxed),
-    ] {
-        if fd >= 0 {
-            // SAFETY: closing a descriptor this module opened.
-            unsafe { libc::close(fd) };
-        }
-    }
+    close_pipes();
+    WATCHING.store(false, Ordering::Release);
     HANDLING.store(false, Ordering::Relaxed);
     if let Ok(mut tids) = SERVICE_TIDS.lock() {
         tids.clear();
@@ -135,13 +137,34 @@ impl Drop for Masked {
     }
 }
 
-fn pipe() -> std::io::Result<[libc::c_int; 2]> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
+/// Opens both pipes at high numbers and publishes their ends.
+fn open_pipes() -> std::io::Result<()> {
+    let mut fds = [0; 4];
+    // SAFETY: `fds` has room for two descriptors at each offset.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::pipe2(fds[2..].as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+            return Err(e);
+        }
     }
-    Ok(fds)
+    let [request_read, request_write, reply_read, reply_write] = fds.map(fd::move_high);
+    WATCH_REQUEST.publish(request_read);
+    WATCH_REPLY.publish(reply_write);
+    REPLY.publish(reply_read);
+    REQUEST.publish(request_write);
+    Ok(())
+}
+
+/// Unpublishes the pipes, closing the ends that are still ours.
+fn close_pipes() {
+    for end in [&REQUEST, &REPLY, &WATCH_REQUEST, &WATCH_REPLY] {
+        end.close();
+    }
 }
 
 /// Kernel thread ids of perfflow's own threads (watcher, sampler): the only
@@ -171,13 +194,13 @@ pub(crate) fn spawn_service(
 }
 
 fn start_watcher() -> std::io::Result<()> {
-    let [request_read, request_write] = pipe()?;
-    let [reply_read, reply_write] = pipe()?;
-    spawn_service("perfflow-signal", move || watch(request_read, reply_write))?;
     // SAFETY: getpid has no preconditions.
     OWNER.store(unsafe { libc::getpid() }, Ordering::Relaxed);
-    REPLY.store(reply_read, Ordering::Relaxed);
-    REQUEST.store(request_write, Ordering::Release);
+    open_pipes()?;
+    if let Err(e) = spawn_service("perfflow-signal", watch) {
+        close_pipes();
+        return Err(e);
+    }
     Ok(())
 }
 
@@ -188,11 +211,38 @@ fn start_watcher() -> std::io::Result<()> {
 /// would end the process with `exit(0)` — but this thread still exists. So
 /// it checks every [`IDLE_CHECK_MS`] whether it is the last thread, and then
 /// calls `exit(0)` itself, exactly as glibc would have.
-fn watch(request: libc::c_int, reply: libc::c_int) {
+fn watch() {
     // Started with every signal blocked (see `spawn_service`): a
     // process-directed signal handled here would wait for this very thread.
     let mut byte = 0u8;
+    let mut renewals_failed = false;
     loop {
+        // The program may have closed or replaced our ends (see
+        // `crate::fd`): then they are opened anew, never read or written.
+        let Some(request) = WATCH_REQUEST.get() else {
+            match renew() {
+                Ok(()) => continue,
+                Err(e) => {
+                    if !renewals_failed {
+                        renewals_failed = true;
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "perfflow: the program closed the signal watcher's pipes and new ones \
+                             cannot be opened ({e}); a signal now ends the program without \
+                             completing the trace"
+                        );
+                    }
+                    // Nothing to wait on: sleep as the poll would have.
+                    // SAFETY: polling no descriptor is a plain sleep.
+                    unsafe { libc::poll(std::ptr::null_mut(), 0, IDLE_CHECK_MS) };
+                    if only_thread_left() {
+                        // SAFETY: ends the process as the last thread's exit would.
+                        unsafe { libc::exit(0) };
+                    }
+                    continue;
+                }
+            }
+        };
         let mut fd = libc::pollfd {
             fd: request,
             events: libc::POLLIN,
@@ -208,24 +258,42 @@ fn watch(request: libc::c_int, reply: libc::c_int) {
             continue;
         }
         if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                WATCH_REQUEST.close();
             }
-            return;
+            continue;
         }
-        // SAFETY: reading one byte into a valid buffer.
+        // Closed or replaced while we polled: checked before reading.
+        if WATCH_REQUEST.get() != Some(request) || fd.revents & libc::POLLNVAL != 0 {
+            WATCH_REQUEST.close();
+            continue;
+        }
+        // SAFETY: reading one byte into a valid buffer, from a descriptor
+        // checked ours just above.
         let n = unsafe { libc::read(request, (&mut byte as *mut u8).cast(), 1) };
         if n == 1 {
             // Leaves a third of the handler's wait to write the end.
             crate::buffer::finish_within(std::time::Duration::from_millis(
                 FLUSH_TIMEOUT_MS as u64 * 2 / 3,
             ));
-            // SAFETY: writing one byte from a valid buffer.
-            unsafe { libc::write(reply, (&byte as *const u8).cast(), 1) };
-        } else if n == 0 {
-            return;
+            if let Some(reply) = WATCH_REPLY.get() {
+                // SAFETY: writing one byte to a descriptor checked ours.
+                unsafe { libc::write(reply, (&byte as *const u8).cast(), 1) };
+            }
+        } else if n == 0
+            || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            // End of file (the handlers' end was closed) or an error: the
+            // pipe is of no use any more.
+            WATCH_REQUEST.close();
         }
     }
+}
+
+/// Replaces both pipes (the ends still ours are closed).
+fn renew() -> std::io::Result<()> {
+    close_pipes();
+    open_pipes()
 }
 
 /// How often the watcher checks whether it is the last thread left.
@@ -263,17 +331,17 @@ fn only_thread_left() -> bool {
     true
 }
 
-/// Only async-signal-safe calls here: getpid, write, poll, read, sigaction,
-/// raise.
+/// Only async-signal-safe calls here: getpid, fstat, write, poll, read,
+/// sigaction, raise.
 extern "C" fn handler(sig: libc::c_int) {
     // SAFETY: errno is thread-local; restored before returning.
     let errno = unsafe { *libc::__errno_location() };
     // SAFETY: getpid is async-signal-safe.
     let ours = unsafe { libc::getpid() } == OWNER.load(Ordering::Relaxed);
     if ours && !HANDLING.swap(true, Ordering::AcqRel) {
-        let request = REQUEST.load(Ordering::Acquire);
-        let reply = REPLY.load(Ordering::Relaxed);
-        if request >= 0 && reply >= 0 {
+        // Both ends checked ours (`fstat` is async-signal-safe): a pipe the
+        // program closed or replaced is never written or read.
+        if let (Some(request), Some(reply)) = (REQUEST.get(), REPLY.get()) {
             let byte = sig as u8;
             // SAFETY: async-signal-safe calls on descriptors this module owns.
             unsafe {

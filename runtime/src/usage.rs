@@ -9,7 +9,8 @@
 //! Cost: the thread CPU clock is a system call (`clock_gettime` with
 //! `CLOCK_THREAD_CPUTIME_ID`; the vDSO serves only the wall clocks), and the
 //! resident set size is one `pread` of `/proc/self/statm` through a file
-//! descriptor opened once. Threads share that descriptor; the kernel
+//! descriptor opened once, after one `fstat` that checks the program has
+//! not closed or replaced it. Threads share that descriptor; the kernel
 //! serialises reads of one `/proc` file, so threads that leave regions at
 //! the same moment wait briefly for each other.
 //!
@@ -17,7 +18,9 @@
 //! [`cpu_percent`] never touch a file.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::fd::Shared;
 
 /// CPU time consumed by the calling thread, in nanoseconds.
 #[inline]
@@ -46,11 +49,12 @@ pub fn cpu_percent(cpu_ns: u64, wall_ns: u64) -> f64 {
     }
 }
 
-/// `/proc/self/statm` opened for reading, [`UNOPENED`] before the first
-/// reading, or [`UNAVAILABLE`] when it cannot be opened.
-static STATM_FD: AtomicI32 = AtomicI32::new(UNOPENED);
-const UNOPENED: i32 = -1;
-const UNAVAILABLE: i32 = -2;
+/// `/proc/self/statm` opened for reading, kept at a high number and
+/// checked ours before each read (see [`crate::fd`]): a program that
+/// closes it or puts a file of its own under its number is never read.
+static STATM: Shared = Shared::new();
+/// Set when `/proc/self/statm` cannot be opened.
+static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
 
 /// Page size in bytes, stored before the descriptor is published.
 static PAGE_BYTES: AtomicU64 = AtomicU64::new(4096);
@@ -58,16 +62,12 @@ static PAGE_BYTES: AtomicU64 = AtomicU64::new(4096);
 /// The process's current resident set size in KiB, 0 when it cannot be read.
 #[inline]
 pub fn resident_kib() -> u64 {
-    let mut fd = STATM_FD.load(Ordering::Acquire);
-    if fd == UNOPENED {
-        fd = open_statm();
-    }
-    if fd < 0 {
+    let Some(fd) = STATM.get().or_else(open_statm) else {
         return 0;
-    }
+    };
     let mut buf = [0u8; 128];
-    // SAFETY: `buf` is writable for its full length; a descriptor closed by
-    // the program makes the call fail, which reads as 0.
+    // SAFETY: `buf` is writable for its full length; `fd` was checked ours
+    // just above.
     let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
     if n <= 0 {
         return 0;
@@ -76,11 +76,16 @@ pub fn resident_kib() -> u64 {
     pages.saturating_mul(PAGE_BYTES.load(Ordering::Relaxed)) / 1024
 }
 
-/// Opens `/proc/self/statm` once per process; threads racing here keep the
-/// first descriptor published and close their own.
+/// Opens `/proc/self/statm`: on first use, and again when the program has
+/// closed or replaced the descriptor. Threads racing here keep the first
+/// descriptor published and close their own.
 #[cold]
 #[inline(never)]
-fn open_statm() -> i32 {
+fn open_statm() -> Option<libc::c_int> {
+    if UNAVAILABLE.load(Ordering::Relaxed) {
+        return None;
+    }
+    let seen = STATM.word();
     // SAFETY: sysconf has no memory-safety preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if page > 0 {
@@ -93,21 +98,16 @@ fn open_statm() -> i32 {
             libc::O_RDONLY | libc::O_CLOEXEC,
         )
     };
-    let fd = if fd >= 0 {
-        fd
-    } else {
+    if fd < 0 {
+        UNAVAILABLE.store(true, Ordering::Relaxed);
         report_unavailable();
-        UNAVAILABLE
-    };
-    match STATM_FD.compare_exchange(UNOPENED, fd, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => fd,
-        Err(published) => {
-            if fd >= 0 {
-                // SAFETY: `fd` was opened above and never shared.
-                unsafe { libc::close(fd) };
-            }
-            published
-        }
+        return None;
+    }
+    let fd = crate::fd::move_high(fd);
+    if STATM.publish_over(seen, fd) {
+        Some(fd)
+    } else {
+        STATM.get()
     }
 }
 
@@ -126,12 +126,7 @@ fn report_unavailable() {
 /// reading. Call from the `pthread_atfork` child handler (only the forking
 /// thread exists there; `close` is async-signal-safe).
 pub(crate) fn after_fork() {
-    let fd = STATM_FD.swap(UNOPENED, Ordering::AcqRel);
-    if fd >= 0 {
-        // SAFETY: the descriptor was opened by `open_statm` and is no longer
-        // published, so nothing reads it any more.
-        unsafe { libc::close(fd) };
-    }
+    STATM.close();
 }
 
 #[cfg(test)]
@@ -166,6 +161,25 @@ mod tests {
         assert!(kib > 0, "resident size {kib} KiB");
         after_fork();
         assert!(resident_kib() > 0, "read again after reopening");
+
+        // The program puts a file of its own under the descriptor's number:
+        // a file that would read as 1e9 resident pages. It is never read.
+        let fd = STATM.get().expect("statm open");
+        let path = std::env::temp_dir().join(format!("perfflow-statm-{}", std::process::id()));
+        std::fs::write(&path, "1 1000000000 0 0 0 0 0\n").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: the test stands in for the program, replacing the number.
+        unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&file), fd) };
+        let kib = resident_kib();
+        assert!(kib > 0 && kib < 1_000_000_000, "resident size {kib} KiB");
+        assert!(
+            crate::fd::identity(fd).is_some(),
+            "the program's file is left open"
+        );
+        // SAFETY: the test's own copy.
+        unsafe { libc::close(fd) };
+        assert!(resident_kib() > 0, "read after the program closed it");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

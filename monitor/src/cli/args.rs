@@ -448,20 +448,20 @@ OUTPUT (under DIR[/NAME]):
 
 EXAMPLES:
     # SLURM: one monitor per node, then the job
-    srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5 -d $HOME/runs -p $SLURM_JOB_ID &
+    srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5s -d $HOME/runs -p $SLURM_JOB_ID &
     srun ./app
     echo FINISHED > .ipc-$SLURM_JOB_ID
     wait
 
     # PBS: share the node file with every node
     cp $PBS_NODEFILE $PWD/nodefile
-    mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5 &
+    mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5s &
     mpirun ./app
     echo FINISHED > .ipc-$PBS_JOBID
     wait
 
     # Flux
-    flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5 &
+    flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5s &
     flux run -N 2 ./app
     wait
 

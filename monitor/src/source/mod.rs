@@ -16,6 +16,7 @@ pub mod rapl;
 pub mod system;
 
 use crate::error::Error;
+use crate::fd::{open_high, Kept};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -106,11 +107,12 @@ impl TextReader {
 /// read this close to a page may have stopped early.
 const PAGE_SLACK: usize = 256;
 
-/// A file read at every sample through a descriptor kept open.
+/// A file read at every sample through a descriptor kept open (at a high
+/// number, checked ours before each read: see [`crate::fd`]).
 #[derive(Debug)]
 pub(crate) struct KeptFile {
     path: std::path::PathBuf,
-    file: Option<File>,
+    file: Option<Kept<File>>,
 }
 
 impl KeptFile {
@@ -119,12 +121,16 @@ impl KeptFile {
     }
 
     /// The file's current text; opens it on first use, and again after an
-    /// error.
+    /// error or when its descriptor was closed or replaced.
     pub(crate) fn read<'r>(&mut self, reader: &'r mut TextReader) -> Result<&'r str, Error> {
-        if self.file.is_none() {
-            self.file = Some(File::open(&self.path).map_err(|e| Error::io(&self.path, e))?);
+        if self.file.as_ref().is_some_and(|k| k.get().is_none()) {
+            self.file = None;
         }
-        let Some(f) = self.file.as_ref() else {
+        if self.file.is_none() {
+            let file = open_high(&self.path).map_err(|e| Error::io(&self.path, e))?;
+            self.file = Kept::new(file);
+        }
+        let Some(f) = self.file.as_ref().and_then(Kept::get) else {
             return Err(Error::io(&self.path, std::io::ErrorKind::NotFound.into()));
         };
         if let Err(e) = reader.reread(f, &self.path) {

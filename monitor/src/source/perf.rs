@@ -17,6 +17,7 @@
 //! do not provide (virtual machines often have no PMU: `ENOENT`) are
 //! reported unavailable one by one; the software events usually remain.
 
+use crate::fd::Kept;
 use crate::parse::group::{EventGroup, EventSpec, GenericEvent};
 use perf_event::events::{Event, Hardware, Software};
 use perf_event::{Builder, Counter};
@@ -112,7 +113,8 @@ enum Kind {
 struct OpenEvent {
     name: String,
     kind: Kind,
-    counters: Vec<Counter>,
+    /// Checked ours before each read (see [`crate::fd`]).
+    counters: Vec<Kept<Counter>>,
     prev: Option<u64>,
     delta: Option<u64>,
 }
@@ -318,7 +320,7 @@ impl PerfSource {
                 Ok(c) => events.push(OpenEvent {
                     name: g.name().to_string(),
                     kind: Kind::Generic(g),
-                    counters: vec![c],
+                    counters: Kept::new(c).into_iter().collect(),
                     prev: None,
                     delta: None,
                 }),
@@ -381,7 +383,7 @@ impl PerfSource {
                             opened.push(OpenEvent {
                                 name: format!("{}.{}", g.name, ev.name),
                                 kind: Kind::Raw(config),
-                                counters: vec![c],
+                                counters: Kept::new(c).into_iter().collect(),
                                 prev: None,
                                 delta: None,
                             });
@@ -414,7 +416,7 @@ impl PerfSource {
             let mut all = true;
             for ev in events.iter_mut() {
                 match open(ev.kind, tid, scope) {
-                    Ok(c) => ev.counters.push(c),
+                    Ok(c) => ev.counters.extend(Kept::new(c)),
                     Err(_) => all = false,
                 }
             }
@@ -445,7 +447,12 @@ impl PerfSource {
         let mut out = Vec::with_capacity(self.events.len());
         for ev in &mut self.events {
             let (mut total, mut multiplexed) = (0u64, false);
+            let mut lost = 0;
             for c in &ev.counters {
+                let Some(c) = c.get() else {
+                    lost += 1;
+                    continue;
+                };
                 match read_counter(c) {
                     Ok((count, enabled, running)) => {
                         let (v, m) = scale_count(count, enabled, running);
@@ -454,6 +461,15 @@ impl PerfSource {
                     }
                     Err(e) => notes.push(format!("reading {}: {e}", ev.name)),
                 }
+            }
+            if lost > 0 {
+                // Forgotten, never closed: the numbers are the program's now.
+                ev.counters.retain(|c| c.get().is_some());
+                notes.push(format!(
+                    "{}: the program closed or replaced {lost} counter descriptors; \
+                     they are no longer read",
+                    ev.name
+                ));
             }
             ev.delta = ev.prev.map(|p| total.saturating_sub(p));
             ev.prev = Some(total);

@@ -27,6 +27,7 @@
 
 use super::{clock_ticks_per_second, page_size, TextReader};
 use crate::error::Error;
+use crate::fd::{open_high, Kept};
 use crate::parse::{io, smaps_rollup, stat, statm, status};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -231,9 +232,9 @@ struct Detail {
 /// Descriptors kept open for one process.
 #[derive(Debug, Default)]
 struct Files {
-    stat: Option<File>,
-    io: Option<File>,
-    children: Vec<(i32, File)>,
+    stat: Option<Kept<File>>,
+    io: Option<Kept<File>>,
+    children: Vec<(i32, Kept<File>)>,
 }
 
 impl Files {
@@ -325,21 +326,30 @@ pub struct ProcessSource {
 /// only when the file must be opened or an error named.
 fn read_kept<'r>(
     reader: &'r mut TextReader,
-    kept: &mut Option<File>,
+    kept: &mut Option<Kept<File>>,
     path: &dyn Fn() -> PathBuf,
     may_keep: bool,
     open_files: &mut usize,
 ) -> Result<&'r str, Error> {
+    if kept.as_ref().is_some_and(|k| k.get().is_none()) {
+        // Closed or replaced by the program hosting the sampler: forgotten
+        // (never closed) and opened again.
+        *kept = None;
+        *open_files = open_files.saturating_sub(1);
+    }
     if kept.is_none() {
         let p = path();
-        let mut f = File::open(&p).map_err(|e| Error::io(&p, e))?;
         if !may_keep {
+            let mut f = File::open(&p).map_err(|e| Error::io(&p, e))?;
             return reader.read_open(&mut f, &p);
         }
-        *open_files += 1;
-        *kept = Some(f);
+        let f = open_high(&p).map_err(|e| Error::io(&p, e))?;
+        *kept = Kept::new(f);
+        if kept.is_some() {
+            *open_files += 1;
+        }
     }
-    match kept.as_ref() {
+    match kept.as_ref().and_then(Kept::get) {
         Some(f) => {
             if let Err(e) = reader.reread(f, Path::new("")) {
                 let p = path();

@@ -1,0 +1,180 @@
+//! The trace file as the writer's destination: a descriptor that the
+//! program may close or take over, checked before every write.
+//!
+//! The descriptor is kept at a high number (see [`crate::fd`]) and its
+//! device and inode are checked with `fstat` before each write, that is
+//! once per block of about a megabyte. When the program has closed it or
+//! put a file of its own under its number, the runtime never writes there
+//! (nor closes it): it opens its trace again by path, appending, if the
+//! path still leads to the same file, and says so in one line on stderr;
+//! otherwise writing fails with an error that says why, the writer stops
+//! and counts the events it could not write.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::IntoRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use crate::fd::{self, Identity};
+
+/// A trace file opened by the runtime.
+#[derive(Debug)]
+pub struct TraceFile {
+    /// The descriptor while it is (believed) ours; `None` once the trace
+    /// cannot be written any more.
+    fd: Option<libc::c_int>,
+    id: Identity,
+    path: PathBuf,
+}
+
+impl TraceFile {
+    /// Takes over `file`, just created at `path`, moving its descriptor to
+    /// a high number.
+    pub fn new(file: File, path: PathBuf) -> io::Result<TraceFile> {
+        let fd = fd::move_high(file.into_raw_fd());
+        let Some(id) = fd::identity(fd) else {
+            return Err(io::Error::last_os_error());
+        };
+        Ok(TraceFile {
+            fd: Some(fd),
+            id,
+            path,
+        })
+    }
+
+    /// The descriptor to write to: the kept one if it is still ours, else
+    /// the trace opened again for appending.
+    fn ours(&mut self) -> io::Result<libc::c_int> {
+        let Some(old) = self.fd else {
+            return Err(io::Error::other("the trace file was lost earlier"));
+        };
+        if fd::is(old, self.id) {
+            return Ok(old);
+        }
+        // Not ours any more: forget the number without closing it.
+        self.fd = None;
+        match self.reopen() {
+            Ok(fd) => {
+                let _ = writeln!(
+                    io::stderr(),
+                    "perfflow: the program closed or replaced the trace's descriptor {old}; \
+                     {} was opened again and the trace goes on",
+                    self.path.display()
+                );
+                self.fd = Some(fd);
+                Ok(fd)
+            }
+            Err(why) => Err(io::Error::other(format!(
+                "the program closed or replaced its descriptor {old}, and {} {why}",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Opens the trace's path for appending; fails (and closes what it
+    /// opened) unless it is the very file created.
+    fn reopen(&self) -> Result<libc::c_int, String> {
+        let path = CString::new(self.path.as_os_str().as_bytes())
+            .map_err(|_| "has a NUL in its path".to_string())?;
+        // SAFETY: a NUL-terminated path; flags without O_CREAT need no mode.
+        let fd = unsafe {
+            libc::open(
+                path.as_ptr(),
+                libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(format!(
+                "cannot be opened again ({})",
+                io::Error::last_os_error()
+            ));
+        }
+        let fd = fd::move_high(fd);
+        if fd::is(fd, self.id) {
+            Ok(fd)
+        } else {
+            // SAFETY: opened just above, never shared.
+            unsafe { libc::close(fd) };
+            Err("is now another file".to_string())
+        }
+    }
+}
+
+impl Write for TraceFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let fd = self.ours()?;
+        // SAFETY: writing from a valid buffer to a descriptor checked ours.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for TraceFile {
+    fn drop(&mut self) {
+        if let Some(fd) = self.fd.take() {
+            fd::close_if(fd, self.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("perfflow-trace-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_closed_descriptor_is_opened_again_and_the_trace_appended() {
+        let dir = scratch("closed");
+        let path = dir.join("t.pfw");
+        let mut t = TraceFile::new(File::create(&path).unwrap(), path.clone()).unwrap();
+        t.write_all(b"[\n").unwrap();
+        // SAFETY: closing the test's own descriptor behind the writer.
+        unsafe { libc::close(t.fd.unwrap()) };
+        t.write_all(b"]\n").unwrap();
+        drop(t);
+        assert_eq!(std::fs::read(&path).unwrap(), b"[\n]\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_descriptor_is_never_written_and_a_removed_trace_stops() {
+        let dir = scratch("replaced");
+        let path = dir.join("t.pfw");
+        let other = dir.join("program.dat");
+        let mut t = TraceFile::new(File::create(&path).unwrap(), path.clone()).unwrap();
+        t.write_all(b"[\n").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let program = File::create(&other).unwrap();
+        let num = t.fd.unwrap();
+        // SAFETY: the program takes the trace's number for its own file.
+        unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&program), num) };
+        let e = t.write_all(b"{}").unwrap_err().to_string();
+        assert!(e.contains("cannot be opened again"), "{e}");
+        drop(t);
+        assert!(
+            fd::identity(num).is_some(),
+            "the program's descriptor stays open"
+        );
+        assert_eq!(std::fs::read(&other).unwrap(), b"");
+        // SAFETY: the test's copy.
+        unsafe { libc::close(num) };
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
