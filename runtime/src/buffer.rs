@@ -55,7 +55,12 @@
 //!   gives the counts.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
 //!   chunk with its name and exit time (the writer ends the slices it left
-//!   open), removes the slot and frees the buffer.
+//!   open), removes the slot and frees the buffer. Like a hand-off, it first
+//!   waits while more than [`MAX_QUEUED`] chunks wait for the writer, so
+//!   threads that come and go faster than the writer formats do not pile
+//!   their chunks up: buffer memory follows the threads alive, not the
+//!   threads ever created. A new thread takes a spare chunk when there is
+//!   one.
 //!
 //! Chunks are only swapped under the registry lock and only formatted by
 //! the holder of the output lock, so no chunk is read while reused. A
@@ -83,11 +88,12 @@
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
 //!   which runs [`finish_within`]; if it cannot get the locks in time, the
 //!   trace keeps what was written.
-//!
-//! # Next
-//!
-//! * Sites in a `dlclose`d library must be formatted before it unmaps; an
-//!   unload hook emitted by the weaver would call a full flush.
+//! * `vfork`: the runtime's `vfork` hides the thread's buffer in the child,
+//!   whose events then take the cold path and are dropped and counted (see
+//!   the vfork section below).
+//! * Sites: records carry the runtime's own copy of a woven site (see
+//!   `site::owned`), so a `dlclose`d library's records are formatted without
+//!   reading its memory.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
@@ -174,6 +180,18 @@ fn count_after_finish() {
     }
 }
 
+/// Chunks allocated and not freed.
+static CHUNKS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The most chunks allocated at once.
+static CHUNKS_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The most bytes of record chunks the process held at once (threads'
+/// chunks, chunks waiting for the writer, spares).
+pub fn buffer_bytes_peak() -> u64 {
+    (CHUNKS_PEAK.load(Ordering::Relaxed) * Chunk::layout().size()) as u64
+}
+
 /// A chunk of [`CHUNK_RECORDS`] records.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Chunk(NonNull<RawEvent>);
@@ -194,7 +212,10 @@ impl Chunk {
         // SAFETY: the layout has a non-zero size. The memory is left
         // uninitialised; only slots below a published length are ever
         // read, and each of those was written first.
-        NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)
+        let chunk = NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)?;
+        let live = CHUNKS_LIVE.fetch_add(1, Ordering::Relaxed) + 1;
+        CHUNKS_PEAK.fetch_max(live, Ordering::Relaxed);
+        Some(chunk)
     }
 
     /// Allocates a chunk and touches every page of it, so the thread that
@@ -215,6 +236,7 @@ impl Chunk {
         // SAFETY: allocated in `allocate` with the same layout; the caller
         // promises this is the last reference.
         unsafe { std::alloc::dealloc(self.0.as_ptr().cast(), Self::layout()) };
+        CHUNKS_LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// The records `from..upto`.
@@ -242,10 +264,8 @@ pub(crate) struct ThreadBuffer {
 }
 
 impl ThreadBuffer {
-    /// Allocates a buffer with a fresh chunk, `None` when memory is
-    /// exhausted.
-    fn allocate() -> Option<NonNull<ThreadBuffer>> {
-        let chunk = Chunk::allocate()?;
+    /// Allocates a buffer around `chunk`.
+    fn allocate(chunk: Chunk) -> Option<NonNull<ThreadBuffer>> {
         let buf = Box::new(ThreadBuffer {
             chunk: AtomicPtr::new(chunk.0.as_ptr()),
             len: AtomicUsize::new(0),
@@ -897,8 +917,12 @@ impl Runtime {
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
-        let buf = ThreadBuffer::allocate()?;
         let mut reg = self.registry();
+        let chunk = reg.fresh_chunk()?;
+        let Some(buf) = ThreadBuffer::allocate(chunk) else {
+            reg.recycle(chunk);
+            return None;
+        };
         let id = reg.next_id;
         reg.next_id += 1;
         reg.slots.push(Slot {
@@ -1197,6 +1221,10 @@ pub fn finish_within(limit: std::time::Duration) {
 }
 
 fn finish_before(deadline: Option<Instant>) {
+    if in_vfork_child() {
+        // `exit()` in a vfork child: the trace is the parent's.
+        return;
+    }
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
@@ -1292,7 +1320,7 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     let pid = out.pid;
     if let Some(sink) = out.sink.as_mut() {
         // The writer adds its own count of events it could not write.
-        sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed));
+        sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {
@@ -1341,6 +1369,17 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     // SAFETY: the exiting thread's own live buffer.
     let b = unsafe { buf.as_ref() };
     let mut reg = rt.registry();
+    if reg.writer == WriterState::Running && reg.queue.len() >= MAX_QUEUED {
+        // Back-pressure, as in `hand_off`. The slot stays registered while
+        // waiting, so a final flush meanwhile still takes its records.
+        rt.wake.notify_one();
+        reg = rt
+            .drained
+            .wait_while(reg, |r| {
+                r.queue.len() >= MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+            })
+            .unwrap_or_else(|e| e.into_inner());
+    }
     let help = match reg.slot_of(buf) {
         Some(index) => {
             let slot = reg.slots.swap_remove(index);
@@ -1386,6 +1425,66 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     } else {
         rt.wake.notify_one();
     }
+}
+
+// --- vfork ------------------------------------------------------------------
+//
+// A vfork child runs on its parent's thread's memory, thread-locals included,
+// until it calls exec or ends, and may call woven functions meanwhile (and
+// their exit advice before `_exit`). The runtime's `vfork` (see `vfork.rs`)
+// calls `vfork_child` in the child, which hides the thread's buffer: the
+// child's events take the cold path, which drops and counts them without
+// touching a lock or allocating. `vfork_parent`, once the parent runs again,
+// puts the buffer back. The hot path is unchanged.
+
+/// vfork state of one thread. No destructor, so touching it from a vfork
+/// child registers nothing.
+struct Vfork {
+    /// Set in a vfork child until the parent resumes.
+    child: Cell<bool>,
+    /// The parent's buffer, hidden from the child.
+    hidden: Cell<*mut ThreadBuffer>,
+    /// Set once [`LOCAL`] holds a buffer on this thread (reading it before
+    /// would register its destructor, which allocates).
+    has_buffer: Cell<bool>,
+}
+
+thread_local! {
+    static VFORK: Vfork = const {
+        Vfork {
+            child: Cell::new(false),
+            hidden: Cell::new(ptr::null_mut()),
+            has_buffer: Cell::new(false),
+        }
+    };
+}
+
+/// True in a vfork child, until it calls exec or ends.
+pub(crate) fn in_vfork_child() -> bool {
+    VFORK.with(|v| v.child.get())
+}
+
+/// Runs in a vfork child right after `vfork` returns there.
+pub(crate) extern "C" fn vfork_child() {
+    VFORK.with(|v| {
+        v.child.set(true);
+        if v.has_buffer.get() {
+            let _ = LOCAL.try_with(|l| v.hidden.set(l.buf.replace(ptr::null_mut())));
+        }
+    });
+}
+
+/// Runs in the parent when `vfork` returns there (the child has called
+/// exec or ended).
+pub(crate) extern "C" fn vfork_parent() {
+    VFORK.with(|v| {
+        if v.child.replace(false) {
+            let hidden = v.hidden.replace(ptr::null_mut());
+            if !hidden.is_null() {
+                let _ = LOCAL.try_with(|l| l.buf.set(hidden));
+            }
+        }
+    });
 }
 
 // --- fork -------------------------------------------------------------------
@@ -1547,6 +1646,11 @@ impl Sink for NullSink {}
 #[cold]
 #[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+    if in_vfork_child() {
+        // The parent's buffers are not ours to touch (see `vfork_child`).
+        drop_events(1);
+        return;
+    }
     if local.busy.replace(true) {
         drop_events(1);
         return;
@@ -1566,6 +1670,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
             None => {
                 let buf = rt.register()?;
                 local.buf.set(buf.as_ptr());
+                VFORK.with(|v| v.has_buffer.set(true));
                 buf
             }
         };

@@ -32,7 +32,7 @@ use std::io::{self, Write};
 
 use crate::decode::{Misuse, Phase, TraceEvent};
 use crate::error::Error;
-use crate::site::{Pointcut, Site, SITE_ABI_VERSION};
+use crate::site::{Pointcut, Site};
 
 /// Bytes buffered before they are written to the destination.
 pub const FLUSH_BYTES: usize = 1 << 20;
@@ -208,7 +208,7 @@ pub struct ChromeJsonWriter<W: Write> {
     tid_secs: Option<(u32, u64)>,
     tid_text: Vec<u8>,
     error: Option<io::Error>,
-    reported: [bool; 3],
+    reported: [bool; 4],
     finished: bool,
     written: u64,
     /// Events formatted into `out` and not yet handed to the destination.
@@ -258,7 +258,7 @@ impl<W: Write> ChromeJsonWriter<W> {
             tid_secs: None,
             tid_text: Vec::new(),
             error: None,
-            reported: [false; 3],
+            reported: [false; 4],
             finished: false,
             written: 0,
             pending: 0,
@@ -345,9 +345,10 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     /// The last line of the trace: a metadata record of what tracing cost
-    /// (events written, bytes, events dropped). Readers find it under the
+    /// (events written, bytes, events dropped, the most bytes of record
+    /// buffers held at once). Readers find it under the
     /// name `perfflow_runtime`; a trace without it was cut short.
-    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64) {
+    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64, buffer_bytes_peak: u64) {
         if !self.is_open() {
             return;
         }
@@ -364,6 +365,8 @@ impl<W: Write> ChromeJsonWriter<W> {
         write_u64(&mut self.out, bytes);
         self.out.extend_from_slice(b",\"events_dropped\":");
         write_u64(&mut self.out, dropped + self.lost);
+        self.out.extend_from_slice(b",\"buffer_bytes_peak\":");
+        write_u64(&mut self.out, buffer_bytes_peak);
         self.out.extend_from_slice(b",\"format_version\":");
         write_u64(&mut self.out, u64::from(crate::event::FORMAT_VERSION));
         self.out.extend_from_slice(b"}},\n");
@@ -398,7 +401,7 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
-        if site.abi_version() != SITE_ABI_VERSION {
+        if !crate::site::known_version(site.abi_version()) {
             self.misuse(Misuse::UnknownSiteVersion, site);
         }
         let mut p = Vec::with_capacity(64);
@@ -582,6 +585,16 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         }
         self.reported[idx] = true;
         let name = String::from_utf8_lossy(site.name());
+        if what == Misuse::TooManyOpenSlices {
+            let _ = writeln!(
+                io::stderr(),
+                "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
+                 left by longjmp?); the newest half of them end here and further cases are \
+                 not reported",
+                crate::decode::MAX_OPEN_SLICES
+            );
+            return;
+        }
         let (text, outcome) = match what {
             Misuse::ExitWithoutEnter => (
                 "exit without a matching enter",
@@ -595,6 +608,7 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
                 "site with an unknown ABI version",
                 "its events are written with the site read as this runtime's version",
             ),
+            Misuse::TooManyOpenSlices => return,
         };
         let pointcut = match site.pointcut() {
             Pointcut::Around => "around",

@@ -485,14 +485,20 @@ fn async_sites_are_interned_by_name_and_scope_with_a_default_category() {
     use perfflow_runtime::site::{intern_async, Pointcut};
     use perfflow_runtime::writer::category;
 
-    let io = intern_async(b"transfer", Some(b"io"));
-    assert!(std::ptr::eq(io, intern_async(b"transfer", Some(b"io"))));
+    let io = intern_async(b"transfer", Some(b"io")).unwrap();
+    assert!(std::ptr::eq(
+        io,
+        intern_async(b"transfer", Some(b"io")).unwrap()
+    ));
     assert_eq!(io.pointcut(), Pointcut::AroundAsync);
     assert_eq!(io.name(), b"transfer");
     assert_eq!(category(io), b"io");
-    let plain = intern_async(b"transfer", None);
+    let plain = intern_async(b"transfer", None).unwrap();
     assert!(!std::ptr::eq(io, plain));
-    assert!(std::ptr::eq(plain, intern_async(b"transfer", Some(b""))));
+    assert!(std::ptr::eq(
+        plain,
+        intern_async(b"transfer", Some(b"")).unwrap()
+    ));
     assert_eq!(category(plain), b"default");
 }
 
