@@ -46,21 +46,9 @@ fn a_clock_offset_between_hosts_is_reported_and_recovered_by_fix_clocks() {
     assert!(text(&output.stdout).contains("cross-host flows: 20"));
 
     let fixed = dir.join("fixed.pfw");
-    let output = merge(&[
-        "--fix-clocks",
-        path_str(&a),
-        path_str(&b),
-        "-o",
-        path_str(&fixed),
-    ]);
-    let stdout = text(&output.stdout);
     let expected_ns = BEHIND_NS - min_latency;
-    let line = format!(
-        "  receiver: +{}.{:03} µs (20 cross-host flows)",
-        expected_ns / 1000,
-        expected_ns % 1000
-    );
-    assert!(stdout.contains(&line), "expected `{line}` in {stdout}");
+    let output = merge_fixing_clocks(&a, &b, &fixed, "receiver", expected_ns, 20);
+    let stdout = text(&output.stdout);
     assert!(
         stdout.contains("  sender: +0.000 µs (20 cross-host flows)"),
         "{stdout}"

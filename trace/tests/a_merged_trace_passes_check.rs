@@ -28,21 +28,13 @@ fn a_merged_trace_passes_check() {
     let merged = dir.join("workflow.pfw");
     merge(&[path_str(&dir), "-o", path_str(&merged)]);
 
-    let output = perfflow_trace(&[
-        "check",
+    assert_check_passes(&[
         "--expect-events",
         "19",
         "--expect-phases",
         "B,E,b,e,s,f,C",
         path_str(&merged),
     ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
 
     let events = events(&merged);
     let mut async_ids: Vec<String> = events

@@ -127,3 +127,44 @@ pub fn runtime_file(dir: &Path, host: &str, exe: &str, pid: u32, body: &str) -> 
     let text = format!("{}{body}{}", opening(host, exe, pid, None), closing(pid));
     write(dir, &format!("perfflow.array.{host}.{pid}.pfw"), &text)
 }
+
+/// Runs `merge --fix-clocks a b -o out` and asserts it printed `host`'s
+/// offset as `offset_ns` with `flows` cross-host flows.
+pub fn merge_fixing_clocks(
+    a: &Path,
+    b: &Path,
+    out: &Path,
+    host: &str,
+    offset_ns: u64,
+    flows: usize,
+) -> Output {
+    let output = merge(&[
+        "--fix-clocks",
+        path_str(a),
+        path_str(b),
+        "-o",
+        path_str(out),
+    ]);
+    let stdout = text(&output.stdout);
+    let line = format!(
+        "  {host}: +{}.{:03} µs ({flows} cross-host flows)",
+        offset_ns / 1000,
+        offset_ns % 1000
+    );
+    assert!(stdout.contains(&line), "expected `{line}` in {stdout}");
+    output
+}
+
+/// Asserts that `perfflow-trace check ARGS` passes.
+pub fn assert_check_passes(args: &[&str]) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    let output = perfflow_trace(&all);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
