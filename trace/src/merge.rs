@@ -3,21 +3,20 @@
 //! A workflow leaves one trace per process (`perfflow.<layout>...<host>.<pid>.pfw`)
 //! and one counter trace per node from the monitor
 //! (`perfflow.monitor.<host>.<pid>.pfw`). [`merge`] writes them as one Chrome
-//! JSON array that Perfetto opens, in two streaming passes over the inputs:
-//!
-//! 1. [`survey`]: who each process is (host, executable, pid, MPI rank, from
-//!    the runtime's `perfflow_process` metadata, the monitor's
-//!    `process_name`, the object layout's `otherData`, or the file name) and
-//!    the endpoints of every flow (`s` and `f` events), the only thing kept
-//!    per event;
-//! 2. writing: each event's text is copied with `pid`, `tid` and, when a
-//!    host's clock is shifted, `ts` rewritten; memory holds one input buffer
-//!    and the thread map of the process being copied.
+//! JSON array that Perfetto opens, streaming: each event's text is copied
+//! with `pid` and `tid` rewritten, while the pass learns who each process
+//! is (host, executable, pid, MPI rank, from the runtime's
+//! `perfflow_process` metadata, the monitor's `process_name`, the object
+//! layout's `otherData`, or the file name) and keeps the ends of every flow
+//! (`s` and `f` events), the only thing kept per event. The process names
+//! follow the events. Memory holds one input buffer, the thread numbers
+//! and the flow ends. When clocks are fixed and a host moves, a second
+//! pass rewrites the file with `ts` shifted.
 //!
 //! Identity: processes are numbered 1, 2, ... in input order, so two hosts'
 //! processes with the same pid stay distinct; a process's main thread
 //! (tid = pid) takes the process's new number and other threads numbers
-//! above every process's. Each process is named `host · exe [pid]`, with
+//! from 1,000,000 on, so no thread is taken for another process's. Each process is named `host · exe [pid]`, with
 //! ` rank N` when the runtime knew an MPI rank, and sorted by host, the
 //! monitor's counters first, then rank and pid, so a node's counters sit
 //! above its processes.
@@ -51,7 +50,7 @@ use serde_json::Value;
 
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
-use crate::read::{stream_trace, stream_trace_text};
+use crate::read::{stream_trace_text, TraceInfo};
 
 /// How [`merge`] treats clocks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -209,6 +208,21 @@ pub struct Process {
 }
 
 impl Process {
+    /// Process `pid` of `file`, numbered `new_pid`, until its metadata
+    /// says more.
+    fn new(file: &Path, pid: i64, new_pid: i64) -> Process {
+        Process {
+            file: file.to_path_buf(),
+            pid,
+            new_pid,
+            host: "unknown".to_string(),
+            exe: "?".to_string(),
+            rank: None,
+            monitor: false,
+            clock_esterror_us: None,
+        }
+    }
+
     /// The name shown in Perfetto: `host · exe [pid]`, plus ` rank N`.
     pub fn display_name(&self) -> String {
         let mut name = format!("{} · {} [{}]", self.host, self.exe, self.pid);
@@ -222,7 +236,6 @@ impl Process {
 /// What one input file holds, from [`survey`].
 #[derive(Debug, Clone)]
 struct Source {
-    path: PathBuf,
     /// Index into [`Survey::processes`] by pid in the file.
     pids: HashMap<i64, usize>,
     truncated: bool,
@@ -243,6 +256,10 @@ struct Survey {
     processes: Vec<Process>,
     /// Flow ends by (cat, id).
     flows: HashMap<(String, String), Vec<FlowEnd>>,
+    /// Events copied, metadata not counted.
+    events: u64,
+    /// Async ids kept as they were.
+    async_ids_kept: u64,
 }
 
 /// What a file's metadata says about one of its pids.
@@ -292,92 +309,49 @@ fn host_from_file_name(path: &Path) -> Option<String> {
     (!host.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| host.to_string())
 }
 
-/// The first pass: every file's processes and every flow's ends.
-fn survey(files: &[PathBuf]) -> Result<Survey, MergeError> {
-    let mut survey = Survey::default();
-    for path in files {
-        let mut facts: BTreeMap<i64, Facts> = BTreeMap::new();
-        let mut order: Vec<i64> = Vec::new();
-        let mut flows: Vec<(String, String, FlowEnd, i64)> = Vec::new();
-        let info = stream_trace(path, |event| {
-            let Some(pid) = event.pid else { return };
-            let entry = facts.entry(pid).or_insert_with(|| {
-                order.push(pid);
-                Facts::default()
-            });
-            if event.is_metadata() {
-                entry.learn(&event);
-                return;
-            }
-            let start = match event.ph {
-                Some(Phase::FlowStart) => true,
-                Some(Phase::FlowEnd) => false,
-                _ => return,
-            };
-            if let (Some(id), Some(ts_ns)) = (event.id, event.ts_ns) {
-                let cat = event.cat.unwrap_or_default();
-                let end = FlowEnd {
-                    start,
-                    ts_ns,
-                    process: 0,
-                };
-                flows.push((cat, id, end, pid));
-            }
-        })?;
-        let file_host = info
-            .other_data
-            .as_ref()
-            .and_then(|data| data.get("hostname"))
-            .and_then(Value::as_str)
-            .map(String::from)
-            .or_else(|| host_from_file_name(path));
-        let mut pids = HashMap::new();
-        for pid in order {
-            let facts = facts.remove(&pid).unwrap_or_default();
-            let monitor_host = facts
-                .process_name
-                .as_deref()
-                .and_then(|name| name.strip_prefix("perfflow-monitor "))
-                .map(String::from);
-            let monitor = facts.monitor || monitor_host.is_some();
-            let host = facts
-                .host
-                .or(if monitor { monitor_host } else { None })
-                .or_else(|| file_host.clone())
-                .unwrap_or_else(|| "unknown".to_string());
-            let exe = facts
-                .exe
-                .or(if monitor {
-                    Some("perfflow-monitor".to_string())
-                } else {
-                    None
-                })
-                .or(facts.process_name)
-                .unwrap_or_else(|| "?".to_string());
-            let index = survey.processes.len();
-            pids.insert(pid, index);
-            survey.processes.push(Process {
-                file: path.clone(),
-                pid,
-                new_pid: index as i64 + 1,
-                host,
-                exe,
-                rank: facts.rank,
-                monitor,
-                clock_esterror_us: facts.esterror_us,
-            });
-        }
-        for (cat, id, mut end, pid) in flows {
-            end.process = pids[&pid];
-            survey.flows.entry((cat, id)).or_default().push(end);
-        }
-        survey.sources.push(Source {
-            path: path.clone(),
-            pids,
-            truncated: info.truncated,
-        });
+/// Fills in who the processes of the file at `path` are, from what its
+/// metadata said (`facts`) and, failing that, its `otherData` or name.
+fn identify(
+    processes: &mut [Process],
+    pids: &HashMap<i64, usize>,
+    mut facts: HashMap<i64, Facts>,
+    path: &Path,
+    info: &TraceInfo,
+) {
+    let file_host = info
+        .other_data
+        .as_ref()
+        .and_then(|data| data.get("hostname"))
+        .and_then(Value::as_str)
+        .map(String::from)
+        .or_else(|| host_from_file_name(path));
+    for (pid, &index) in pids {
+        let facts = facts.remove(pid).unwrap_or_default();
+        let monitor_host = facts
+            .process_name
+            .as_deref()
+            .and_then(|name| name.strip_prefix("perfflow-monitor "))
+            .map(String::from);
+        let monitor = facts.monitor || monitor_host.is_some();
+        let process = &mut processes[index];
+        process.host = facts
+            .host
+            .or(if monitor { monitor_host } else { None })
+            .or_else(|| file_host.clone())
+            .unwrap_or_else(|| "unknown".to_string());
+        process.exe = facts
+            .exe
+            .or(if monitor {
+                Some("perfflow-monitor".to_string())
+            } else {
+                None
+            })
+            .or(facts.process_name)
+            .unwrap_or_else(|| "?".to_string());
+        process.rank = facts.rank;
+        process.monitor = monitor;
+        process.clock_esterror_us = facts.esterror_us;
     }
-    Ok(survey)
 }
 
 /// A flow whose departure and arrival are on different hosts.
@@ -522,12 +496,17 @@ fn violations(hosts: &[String], cross: &[CrossFlow], offsets: &[i64]) -> Vec<Vio
 }
 
 /// Merges the trace `files` into one Chrome JSON array at `output`.
+///
+/// One pass copies the events and learns the processes and flows; the
+/// process names follow the events. A second pass rewrites the file only
+/// when [`MergeOptions::fix_clocks`] shifts a host.
 pub fn merge(
     files: &[PathBuf],
     output: &Path,
     options: MergeOptions,
 ) -> Result<MergeReport, MergeError> {
-    let survey = survey(files)?;
+    let mut survey = Survey::default();
+    write_merged(files, output, &mut survey, None)?;
     let mut hosts: Vec<String> = survey.processes.iter().map(|p| p.host.clone()).collect();
     hosts.sort();
     hosts.dedup();
@@ -537,17 +516,15 @@ pub fn merge(
         .map(|p| hosts.binary_search(&p.host).unwrap_or(0))
         .collect();
     let cross = cross_host_flows(&survey, &host_of);
-    let unshifted = vec![0i64; hosts.len()];
     let mut report = MergeReport {
         files: files.to_vec(),
         truncated_files: survey.sources.iter().filter(|s| s.truncated).count(),
-        processes: survey.processes.clone(),
         hosts: hosts.clone(),
         cross_host_flows: cross.len(),
-        violations: violations(&hosts, &cross, &unshifted),
+        violations: violations(&hosts, &cross, &vec![0; hosts.len()]),
         ..MergeReport::default()
     };
-    let offsets = if options.fix_clocks {
+    if options.fix_clocks {
         let offsets = solve_offsets(&hosts, &cross)?;
         let mut touching = vec![0usize; hosts.len()];
         for flow in &cross {
@@ -565,12 +542,24 @@ pub fn merge(
                 })
                 .collect(),
         );
-        offsets
-    } else {
-        unshifted
-    };
-    let shift: Vec<i64> = host_of.iter().map(|&host| offsets[host]).collect();
+        if offsets.iter().any(|&offset| offset != 0) {
+            let shift: Vec<i64> = host_of.iter().map(|&host| offsets[host]).collect();
+            write_merged(files, output, &mut survey, Some(&shift))?;
+        }
+    }
+    report.processes = survey.processes;
+    report.events = survey.events;
+    report.async_ids_kept = survey.async_ids_kept;
+    Ok(report)
+}
 
+/// Writes the merged trace at `output` (see [`copy_events`]).
+fn write_merged(
+    files: &[PathBuf],
+    output: &Path,
+    survey: &mut Survey,
+    shift: Option<&[i64]>,
+) -> Result<(), MergeError> {
     let file = File::create(output).map_err(|source| MergeError::Write {
         path: output.to_path_buf(),
         source,
@@ -580,12 +569,14 @@ pub fn merge(
         line: Vec::with_capacity(4096),
         first: true,
     };
-    let written = write_all(&mut writer, &survey, &shift, &mut report).and_then(|()| {
-        writer.out.write_all(b"\n]\n")?;
-        writer.out.flush().map_err(Failure::Io)
-    });
+    let written = copy_events(&mut writer, files, survey, shift)
+        .and_then(|()| write_process_names(&mut writer, &survey.processes))
+        .and_then(|()| {
+            writer.out.write_all(b"\n]\n")?;
+            writer.out.flush().map_err(Failure::Io)
+        });
     match written {
-        Ok(()) => Ok(report),
+        Ok(()) => Ok(()),
         Err(Failure::Io(source)) => Err(MergeError::Write {
             path: output.to_path_buf(),
             source,
@@ -638,15 +629,11 @@ fn sort_indexes(processes: &[Process]) -> Vec<usize> {
     index
 }
 
-fn write_all(
-    writer: &mut Writer,
-    survey: &Survey,
-    shift: &[i64],
-    report: &mut MergeReport,
-) -> Result<(), Failure> {
-    writer.out.write_all(b"[\n")?;
-    let sort = sort_indexes(&survey.processes);
-    for (index, process) in survey.processes.iter().enumerate() {
+/// The process names and sort order, after the events (Chrome JSON
+/// readers take metadata anywhere in the file).
+fn write_process_names(writer: &mut Writer, processes: &[Process]) -> Result<(), Failure> {
+    let sort = sort_indexes(processes);
+    for (index, process) in processes.iter().enumerate() {
         for (name, args) in [
             (
                 "process_name",
@@ -664,19 +651,53 @@ fn write_all(
             writer.emit()?;
         }
     }
-    // Threads other than a main thread take numbers above every process's.
-    let mut next_tid = survey.processes.len() as i64 + 1;
-    for source in &survey.sources {
-        let mut tids: HashMap<(usize, i64), i64> = HashMap::new();
+    Ok(())
+}
+
+/// Threads other than a process's main thread are numbered from here on;
+/// processes take 1, 2, ... below it.
+const FIRST_THREAD: i64 = 1_000_000;
+
+/// Copies the events of every file, renumbering processes and threads and
+/// dropping the inputs' `process_name` and `process_sort_index`. The first
+/// pass (`shift` is `None`) also learns who each process is and the ends of
+/// every flow; a later pass adds `shift[process]` to each event's `ts`.
+fn copy_events(
+    writer: &mut Writer,
+    files: &[PathBuf],
+    survey: &mut Survey,
+    shift: Option<&[i64]>,
+) -> Result<(), Failure> {
+    let learn = shift.is_none();
+    let mut next_tid = FIRST_THREAD;
+    let mut tids: HashMap<(usize, i64), i64> = HashMap::new();
+    writer.out.write_all(b"[\n")?;
+    for (file_index, path) in files.iter().enumerate() {
+        let mut pids = survey
+            .sources
+            .get(file_index)
+            .map(|source| source.pids.clone())
+            .unwrap_or_default();
+        let mut facts: HashMap<i64, Facts> = HashMap::new();
         let mut failure: Option<Failure> = None;
-        stream_trace_text(&source.path, |event, text| {
+        let info = stream_trace_text(path, |event, text| {
             if failure.is_some() {
                 return;
             }
-            let process = event.pid.and_then(|pid| source.pids.get(&pid).copied());
+            let process = event.pid.map(|pid| {
+                *pids.entry(pid).or_insert_with(|| {
+                    let index = survey.processes.len();
+                    survey
+                        .processes
+                        .push(Process::new(path, pid, index as i64 + 1));
+                    index
+                })
+            });
             let edit = match process {
                 Some(index) => {
-                    let proc = &survey.processes[index];
+                    if learn {
+                        learn_from(&event, index, &mut facts, &mut survey.flows);
+                    }
                     if event.is_metadata()
                         && matches!(
                             event.name.as_deref(),
@@ -685,6 +706,7 @@ fn write_all(
                     {
                         return;
                     }
+                    let proc = &survey.processes[index];
                     let tid = event.tid.map(|tid| {
                         if tid == proc.pid {
                             proc.new_pid
@@ -702,18 +724,19 @@ fn write_all(
                                     Some((proc.new_pid as u64) * ASYNC_ID_SPACE + id)
                                 }
                                 _ => {
-                                    report.async_ids_kept += 1;
+                                    survey.async_ids_kept += u64::from(learn);
                                     None
                                 }
                             }
                         }
                         _ => None,
                     };
+                    let shift_ns = shift.map_or(0, |shift| shift[index]);
                     Some(Edit {
                         pid: proc.new_pid,
                         tid,
-                        ts_ns: event.ts_ns.filter(|_| shift[index] != 0),
-                        shift_ns: shift[index],
+                        ts_ns: event.ts_ns.filter(|_| shift_ns != 0),
+                        shift_ns,
                         async_id,
                     })
                 }
@@ -729,7 +752,7 @@ fn write_all(
             };
             if let Err(detail) = copied {
                 failure = Some(Failure::Merge(MergeError::Event {
-                    path: source.path.clone(),
+                    path: path.clone(),
                     line: event.line,
                     detail,
                 }));
@@ -739,16 +762,51 @@ fn write_all(
                 failure = Some(Failure::Io(error));
                 return;
             }
-            if !event.is_metadata() {
-                report.events += 1;
+            if learn && !event.is_metadata() {
+                survey.events += 1;
             }
         })
         .map_err(|error| Failure::Merge(MergeError::Read(error)))?;
         if let Some(failure) = failure {
             return Err(failure);
         }
+        if learn {
+            identify(&mut survey.processes, &pids, facts, path, &info);
+            survey.sources.push(Source {
+                pids,
+                truncated: info.truncated,
+            });
+        }
     }
     Ok(())
+}
+
+/// What the first pass keeps of `event` of process `index`: metadata
+/// about the process, and the ends of flows.
+fn learn_from(
+    event: &Event,
+    index: usize,
+    facts: &mut HashMap<i64, Facts>,
+    flows: &mut HashMap<(String, String), Vec<FlowEnd>>,
+) {
+    let Some(pid) = event.pid else { return };
+    if event.is_metadata() {
+        facts.entry(pid).or_default().learn(event);
+        return;
+    }
+    let start = match event.ph {
+        Some(Phase::FlowStart) => true,
+        Some(Phase::FlowEnd) => false,
+        _ => return,
+    };
+    if let (Some(id), Some(ts_ns)) = (&event.id, event.ts_ns) {
+        let cat = event.cat.clone().unwrap_or_default();
+        flows.entry((cat, id.clone())).or_default().push(FlowEnd {
+            start,
+            ts_ns,
+            process: index,
+        });
+    }
 }
 
 /// The fields of one event that change.
@@ -799,7 +857,17 @@ fn rewrite(text: &str, edit: &Edit, out: &mut Vec<u8>) -> Result<(), String> {
         if position > 0 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut *out, key.as_ref()).map_err(|error| error.to_string())?;
+        match key {
+            // Borrowed: the key has no escapes, so its text is the key.
+            std::borrow::Cow::Borrowed(text) => {
+                out.push(b'"');
+                out.extend_from_slice(text.as_bytes());
+                out.push(b'"');
+            }
+            std::borrow::Cow::Owned(text) => {
+                serde_json::to_writer(&mut *out, text).map_err(|error| error.to_string())?
+            }
+        }
         out.push(b':');
         match key.as_ref() {
             "pid" => {
