@@ -24,6 +24,9 @@ left by an exception is still ended, after an instant event
 "<name> raised <ExceptionType>".
 """
 
+import os
+import sys
+
 from . import _native
 from ._wrap import wrap
 
@@ -37,6 +40,7 @@ __all__ = [
     "enabled",
     "dropped_events",
     "runtime_library",
+    "finish",
 ]
 
 
@@ -86,3 +90,33 @@ def dropped_events():
 def runtime_library():
     """Path of the library whose runtime records this process's events."""
     return _native.runtime_library()
+
+
+def finish():
+    """Completes the trace now, as the process's exit would; later events
+    are dropped. For processes that end with ``os._exit``: multiprocessing's
+    forked workers are handled already."""
+    _native.finish()
+
+
+# A forked multiprocessing worker ends with os._exit, which skips the exit
+# handler that completes the trace: its finalizers, which do run, complete
+# it instead. The hook is registered before each fork, once multiprocessing
+# is in use, so importing perfflow does not import multiprocessing.
+_hooked_multiprocessing = False
+
+
+def _finish_in_worker(_module):
+    sys.modules["multiprocessing.util"].Finalize(None, _native.finish, exitpriority=-(2**31))
+
+
+def _before_fork():
+    global _hooked_multiprocessing
+    util = sys.modules.get("multiprocessing.util")
+    if util is not None and not _hooked_multiprocessing:
+        util.register_after_fork(sys.modules[__name__], _finish_in_worker)
+        _hooked_multiprocessing = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)

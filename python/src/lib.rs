@@ -570,6 +570,13 @@ fn dropped_events() -> u64 {
     api().dropped_events()
 }
 
+/// Completes the trace now, as the process's exit would (for processes
+/// that end with `os._exit`).
+#[pyfunction]
+fn finish() {
+    api().finish();
+}
+
 /// Path of the library whose runtime records this process's events.
 #[pyfunction]
 fn runtime_library() -> String {
@@ -592,5 +599,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log_enable_option, m)?)?;
     m.add_function(wrap_pyfunction!(dropped_events, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_library, m)?)?;
+    m.add_function(wrap_pyfunction!(finish, m)?)?;
     Ok(())
 }

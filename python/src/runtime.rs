@@ -29,6 +29,7 @@ type RegionFn = unsafe extern "C" fn(*const c_char);
 type AsyncBeginFn = unsafe extern "C" fn(*const c_char, *const c_char) -> u64;
 type AsyncEndFn = unsafe extern "C" fn(*const c_char, *const c_char, u64);
 type DroppedFn = extern "C" fn() -> u64;
+type FinishFn = extern "C" fn();
 
 /// The C interface of one runtime.
 pub struct Api {
@@ -41,6 +42,7 @@ pub struct Api {
     async_begin: AsyncBeginFn,
     async_end: AsyncEndFn,
     dropped: DroppedFn,
+    finish: FinishFn,
     enabled: &'static AtomicBool,
     origin: String,
 }
@@ -112,6 +114,10 @@ impl Api {
 
     pub fn dropped_events(&self) -> u64 {
         (self.dropped)()
+    }
+
+    pub fn finish(&self) {
+        (self.finish)()
     }
 
     /// Path of the library the functions come from.
@@ -227,6 +233,7 @@ pub fn init() -> Result<(), String> {
             )?),
             async_end: std::mem::transmute::<*mut c_void, AsyncEndFn>(f(c"perfflow_async_end")?),
             dropped: std::mem::transmute::<*mut c_void, DroppedFn>(f(c"perfflow_dropped_events")?),
+            finish: std::mem::transmute::<*mut c_void, FinishFn>(f(c"perfflow_finish")?),
             enabled: &*(f(c"perfflow_enabled")? as *const AtomicBool),
             origin: origin.clone(),
         }

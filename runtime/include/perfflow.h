@@ -151,6 +151,12 @@ void perfflow_async_end(const char *name, const char *scope, uint64_t id);
 #define PERFFLOW_CRITICAL_PATH(...) \
     __attribute__((annotate("@critical_path(" #__VA_ARGS__ ")")))
 
+/* Completes the trace now, as exit() would, for a process that will end
+ * without running exit handlers (_exit, as Python's multiprocessing workers
+ * do). Events recorded afterwards are dropped and counted; later calls, and
+ * the exit handler, do nothing. */
+void perfflow_finish(void);
+
 /* Number of events dropped so far (recorded after the trace was completed,
  * during thread teardown, or when the trace file could not be written). */
 uint64_t perfflow_dropped_events(void);
