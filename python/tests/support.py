@@ -92,11 +92,11 @@ class Program:
         env.update(extra or {})
         return env
 
-    def run(self, source, options=None, extra_env=None, expect_rc=0, name="program.py"):
-        script = self.workdir / name
+    def run(self, source, options=None, extra_env=None, expect_rc=0, args=()):
+        script = self.workdir / "program.py"
         script.write_text(textwrap.dedent(source))
         done = subprocess.run(
-            [sys.executable, str(script)],
+            [sys.executable, str(script), *args],
             cwd=str(self.workdir),
             env=self.env(options, extra_env),
             capture_output=True,
