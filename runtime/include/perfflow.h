@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever the layout of struct perfflow_site changes. */
-#define PERFFLOW_SITE_ABI_VERSION 1u
+#define PERFFLOW_SITE_ABI_VERSION 2u
 
 enum perfflow_pointcut {
     PERFFLOW_POINTCUT_AROUND = 0,
@@ -74,9 +74,18 @@ enum perfflow_flow {
 };
 
 /* One per woven function, emitted by the weaver as a constant. Everything the
- * trace needs about the function is computed at compile time; the runtime
- * stores only the address of this record per event. Strings are NUL-terminated
- * and live as long as the program image. */
+ * trace needs about the function is computed at compile time. Strings are
+ * NUL-terminated and live as long as the image that holds the site.
+ *
+ * `copy` points to a writable word, zero at load, of the same image (the
+ * weaver emits one per site). On the first event of the site the runtime
+ * copies the site and its strings into memory it owns, keeps the copy's
+ * address in that word, and from then on records the copy's address (cost:
+ * three loads per event). So a shared library may be dlclose'd while its
+ * events wait to be written, and another library loaded at the same address
+ * gets its own copies. A site with a NULL `copy` (or a version 1 site, which
+ * ends before it) is recorded by address and must stay mapped until the
+ * trace is complete. */
 struct perfflow_site {
     uint32_t abi_version; /* PERFFLOW_SITE_ABI_VERSION */
     uint32_t pointcut;    /* enum perfflow_pointcut */
@@ -86,6 +95,7 @@ struct perfflow_site {
     const char *file;     /* source file as the compiler saw it */
     const char *scope;    /* NULL when the annotation gave none */
     const char *symbol;   /* linkage (mangled) name */
+    void **copy;          /* owned by the runtime; NULL for none (version 2) */
 };
 
 /* Called by woven code at function entry (around, before and _async forms). */
@@ -120,8 +130,12 @@ void perfflow_weave_after(int async, const char *module, const char *function,
  * "B"/"E" (or "X" with log-event=Compact) with category "region", and the
  * counters of cpu-mem-usage. Regions must nest on each thread; an end
  * without a begin is reported once on stderr and dropped. `name` is compared
- * by content, so it may live in a reused buffer; it is copied on first use.
- * A NULL name is ignored. */
+ * by content, so it may live in a reused buffer; it is copied on first use,
+ * and each distinct name costs about 480 bytes until the process ends. At
+ * most 100,000 distinct run-time names (regions, async operations and
+ * upstream-ABI functions together, about 48 MB) are kept: past that, one
+ * line on stderr says so, and events under names not seen before are
+ * dropped and counted. A NULL name is ignored. */
 void perfflow_region_begin(const char *name);
 void perfflow_region_end(const char *name);
 
@@ -130,7 +144,8 @@ void perfflow_region_end(const char *name);
  * category `scope` ("default" when NULL or empty) and returns its id, unique
  * in the process (never 0; 0 when `name` is NULL). perfflow_async_end writes
  * the matching "e" event with that id; pass the same name and scope. Both
- * strings are compared by content and may live in reused buffers. An
+ * strings are compared by content and may live in reused buffers (see the
+ * limit on distinct names above; past it, a new name's begin returns 0). An
  * operation never ended stays open in the trace. Safe to call from any
  * thread; the cost is that of a region plus one atomic increment. */
 uint64_t perfflow_async_begin(const char *name, const char *scope);

@@ -39,14 +39,28 @@
 //!   `len` it already makes is what the writer pairs with.
 //! * **Final flush (`atexit`, fatal signal).** Sets `closing` (the writer
 //!   stops at its next chunk; each thread may queue at most one more
-//!   chunk), takes the output lock, formats the queue, then, keeping the
+//!   chunk, and then waits in its hand-off until the flush is done, so
+//!   busy threads stop competing with it for the CPU), takes the output
+//!   lock, formats the queue, then, keeping the
 //!   registry lock, each live chunk's published records (`len` read with
 //!   **Acquire**, pairing with the owners' Release stores), ends slices
 //!   left open, closes the JSON array and sets `finished`. Records taken
-//!   after that are dropped and counted.
+//!   after that are dropped and counted. From a fatal signal, each slot
+//!   gets a `cut` (its chunk and published length when the flush began):
+//!   records after it exist only because the runtime holds the process's
+//!   end back, and are counted as dropped rather than formatted. The flush
+//!   then has a deadline (two thirds of the handler's wait): past it,
+//!   nothing more is formatted for any thread, the rest is counted as
+//!   dropped, and the file is completed all the same. One stderr line
+//!   gives the counts.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
 //!   chunk with its name and exit time (the writer ends the slices it left
-//!   open), removes the slot and frees the buffer.
+//!   open), removes the slot and frees the buffer. Like a hand-off, it first
+//!   waits while more than [`MAX_QUEUED`] chunks wait for the writer, so
+//!   threads that come and go faster than the writer formats do not pile
+//!   their chunks up: buffer memory follows the threads alive, not the
+//!   threads ever created. A new thread takes a spare chunk when there is
+//!   one.
 //!
 //! Chunks are only swapped under the registry lock and only formatted by
 //! the holder of the output lock, so no chunk is read while reused. A
@@ -72,13 +86,14 @@
 //!   the forking thread's chunk is marked full and drained, so that event
 //!   takes the cold path.
 //! * Fatal signals: the handler wakes the watcher thread of `signals`,
-//!   which runs [`finish`]; if it cannot get the locks in time, the trace
-//!   keeps what was written.
-//!
-//! # Next
-//!
-//! * Sites in a `dlclose`d library must be formatted before it unmaps; an
-//!   unload hook emitted by the weaver would call a full flush.
+//!   which runs [`finish_within`]; if it cannot get the locks in time, the
+//!   trace keeps what was written.
+//! * `vfork`: the runtime's `vfork` hides the thread's buffer in the child,
+//!   whose events then take the cold path and are dropped and counted (see
+//!   the vfork section below).
+//! * Sites: records carry the runtime's own copy of a woven site (see
+//!   `site::owned`), so a `dlclose`d library's records are formatted without
+//!   reading its memory.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
@@ -105,8 +120,21 @@ use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
 pub const CHUNK_RECORDS: usize = 64 * 1024;
 
-/// Events that could not be recorded or written.
+/// Events that could not be recorded, or were recorded and never handed to
+/// the writer.
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Events the trace writer could not write (an I/O error, an exit without
+/// a matching enter): a copy of its count, kept by the holder of the
+/// output lock.
+static WRITER_LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Set once the final flush has taken every record it will.
+static TRACE_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Of [`DROPPED`]: events recorded after a fatal signal, while the runtime
+/// completed the trace (see [`Slot::cut`]).
+static AFTER_SIGNAL: AtomicU64 = AtomicU64::new(0);
 
 fn drop_events(n: u64) {
     if n > 0 {
@@ -114,10 +142,54 @@ fn drop_events(n: u64) {
     }
 }
 
-/// Number of events dropped so far: recorded after the final flush, recorded
-/// while thread-local storage was already torn down, or not writable.
+/// Events among `records`: a payload record belongs to the event before it.
+fn events_in(records: &[RawEvent]) -> u64 {
+    records.iter().filter(|r| !r.is_payload()).count() as u64
+}
+
+/// Number of events not in the trace so far, each counted once as an
+/// event (not as records, lines or bytes): recorded after the final flush
+/// (also by threads still running when the process ends), recorded while
+/// thread-local storage was already torn down, exits without a matching
+/// enter, and events the file could not take (a full disk).
 pub fn dropped_events() -> u64 {
-    DROPPED.load(Ordering::Relaxed)
+    count_after_finish();
+    DROPPED.load(Ordering::Relaxed) + WRITER_LOST.load(Ordering::Relaxed)
+}
+
+/// Once the trace is complete, counts the records threads have published
+/// since (the ones still in their chunks; a later hand-off or thread exit
+/// counts only what comes after).
+fn count_after_finish() {
+    if !TRACE_DONE.load(Ordering::Acquire) {
+        return;
+    }
+    let Some(rt) = RUNTIME.get() else { return };
+    let _masked = signals::Masked::all();
+    let mut reg = rt.registry();
+    for slot in reg.slots.iter_mut() {
+        // SAFETY: registered buffers are live.
+        let b = unsafe { slot.buf.as_ref() };
+        let len = b.len.load(Ordering::Acquire);
+        if len > slot.drained {
+            // SAFETY: published up to `len` (Acquire above); the chunk is
+            // replaced only under the registry lock, held here.
+            drop_events(events_in(unsafe { b.chunk().records(slot.drained, len) }));
+            slot.drained = len;
+        }
+    }
+}
+
+/// Chunks allocated and not freed.
+static CHUNKS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The most chunks allocated at once.
+static CHUNKS_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The most bytes of record chunks the process held at once (threads'
+/// chunks, chunks waiting for the writer, spares).
+pub fn buffer_bytes_peak() -> u64 {
+    (CHUNKS_PEAK.load(Ordering::Relaxed) * Chunk::layout().size()) as u64
 }
 
 /// A chunk of [`CHUNK_RECORDS`] records.
@@ -140,7 +212,10 @@ impl Chunk {
         // SAFETY: the layout has a non-zero size. The memory is left
         // uninitialised; only slots below a published length are ever
         // read, and each of those was written first.
-        NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)
+        let chunk = NonNull::new(unsafe { std::alloc::alloc(Self::layout()) }.cast()).map(Chunk)?;
+        let live = CHUNKS_LIVE.fetch_add(1, Ordering::Relaxed) + 1;
+        CHUNKS_PEAK.fetch_max(live, Ordering::Relaxed);
+        Some(chunk)
     }
 
     /// Allocates a chunk and touches every page of it, so the thread that
@@ -161,6 +236,7 @@ impl Chunk {
         // SAFETY: allocated in `allocate` with the same layout; the caller
         // promises this is the last reference.
         unsafe { std::alloc::dealloc(self.0.as_ptr().cast(), Self::layout()) };
+        CHUNKS_LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// The records `from..upto`.
@@ -188,10 +264,8 @@ pub(crate) struct ThreadBuffer {
 }
 
 impl ThreadBuffer {
-    /// Allocates a buffer with a fresh chunk, `None` when memory is
-    /// exhausted.
-    fn allocate() -> Option<NonNull<ThreadBuffer>> {
-        let chunk = Chunk::allocate()?;
+    /// Allocates a buffer around `chunk`.
+    fn allocate(chunk: Chunk) -> Option<NonNull<ThreadBuffer>> {
         let buf = Box::new(ThreadBuffer {
             chunk: AtomicPtr::new(chunk.0.as_ptr()),
             len: AtomicUsize::new(0),
@@ -313,6 +387,32 @@ struct Slot {
     /// Set when the thread handed a chunk over while the final flush was
     /// under way: the flush takes that one chunk, later ones are dropped.
     late_chunk: bool,
+    /// Set by a final flush after a fatal signal: the thread's chunk and
+    /// its published length when the signal came. Records after that
+    /// exist only because the runtime delays the process's end; they are
+    /// counted as dropped, not formatted.
+    cut: Option<(Chunk, usize)>,
+}
+
+impl Slot {
+    /// The end of the records `from..len` of `chunk` that the trace takes:
+    /// `len`, or with a cut the records before it; the rest are counted as
+    /// dropped.
+    ///
+    /// # Safety
+    /// `chunk` must be published up to `len` (see [`Chunk::records`]).
+    unsafe fn before_cut(&self, chunk: Chunk, from: usize, len: usize) -> usize {
+        let upto = match self.cut {
+            None => return len,
+            Some((at, cut)) if at == chunk => cut.max(from).min(len),
+            Some(_) => from,
+        };
+        // SAFETY: the caller's promise.
+        let after = events_in(unsafe { chunk.records(upto, len) });
+        drop_events(after);
+        AFTER_SIGNAL.fetch_add(after, Ordering::Relaxed);
+        upto
+    }
 }
 
 // SAFETY: the buffer pointer is only dereferenced under the registry lock
@@ -525,7 +625,7 @@ impl Output {
             return;
         }
         if !self.writable() {
-            drop_events(records.len() as u64);
+            drop_events(events_in(records));
             return;
         }
         let Output {
@@ -537,6 +637,14 @@ impl Output {
         if let Some(sink) = sink.as_mut() {
             // SAFETY: the caller's promise.
             unsafe { decoder.decode(records, cx, sink) }
+        }
+        self.note_lost();
+    }
+
+    /// Publishes the writer's count of events it could not write.
+    fn note_lost(&self) {
+        if let Some(sink) = self.sink.as_ref() {
+            WRITER_LOST.store(sink.events_lost(), Ordering::Relaxed);
         }
     }
 
@@ -557,6 +665,7 @@ impl Output {
                     sink.thread_name(decoder.tid(), name);
                 }
             }
+            self.note_lost();
         }
         if forget {
             self.decoders.remove(&id);
@@ -808,8 +917,12 @@ impl Runtime {
     /// Creates and registers the calling thread's buffer.
     fn register(&self) -> Option<NonNull<ThreadBuffer>> {
         let tid = current_tid();
-        let buf = ThreadBuffer::allocate()?;
         let mut reg = self.registry();
+        let chunk = reg.fresh_chunk()?;
+        let Some(buf) = ThreadBuffer::allocate(chunk) else {
+            reg.recycle(chunk);
+            return None;
+        };
         let id = reg.next_id;
         reg.next_id += 1;
         reg.slots.push(Slot {
@@ -818,6 +931,7 @@ impl Runtime {
             tid,
             drained: 0,
             late_chunk: false,
+            cut: None,
         });
         Some(buf)
     }
@@ -840,7 +954,8 @@ impl Runtime {
         let late = reg.closing && index.is_some_and(|i| reg.slots[i].late_chunk);
         let Some(index) = index.filter(|_| !reg.finished && !late) else {
             let drained = index.map_or(0, |i| reg.slots[i].drained);
-            drop_events(len.saturating_sub(drained) as u64);
+            // SAFETY: this thread's own chunk, written by it up to `len`.
+            drop_events(events_in(unsafe { b.chunk().records(drained, len) }));
             if let Some(i) = index {
                 reg.slots[i].drained = 0;
             }
@@ -850,7 +965,8 @@ impl Runtime {
         let Some(fresh) = reg.fresh_chunk() else {
             // Out of memory: the chunk's records are lost, the chunk reused.
             let drained = reg.slots[index].drained;
-            drop_events(len.saturating_sub(drained) as u64);
+            // SAFETY: as above.
+            drop_events(events_in(unsafe { b.chunk().records(drained, len) }));
             reg.slots[index].drained = 0;
             b.len.store(0, Ordering::Relaxed);
             return;
@@ -863,7 +979,8 @@ impl Runtime {
             tid: slot.tid,
             chunk: b.chunk(),
             from: slot.drained,
-            upto: len,
+            // SAFETY: this thread's own chunk, written by it up to `len`.
+            upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
             retired: None,
         };
         slot.drained = 0;
@@ -873,7 +990,15 @@ impl Runtime {
         b.len.store(0, Ordering::Relaxed);
         reg.queue.push_back(full);
         let mut help = false;
-        if !closing {
+        if closing {
+            // The final flush is under way and takes this chunk: stop here
+            // until it is done, so the flush does not compete for the CPU
+            // with threads that would only record events it cannot take.
+            reg = self
+                .drained
+                .wait_while(reg, |r| r.closing && !r.finished)
+                .unwrap_or_else(|e| e.into_inner());
+        } else {
             if reg.writer == WriterState::Running && reg.queue.len() > MAX_QUEUED {
                 // Back-pressure: wait until the writer is one chunk behind
                 // the limit again (not until it has drained everything), so
@@ -1085,6 +1210,21 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Ep
 /// the file. Runs from `atexit` (or a fatal signal); later calls do
 /// nothing.
 pub fn finish() {
+    finish_before(None);
+}
+
+/// [`finish`] for a fatal signal, whose handler waits only so long: what
+/// is not formatted within `limit` is counted as dropped (one stderr line
+/// says so) and the file is completed all the same.
+pub fn finish_within(limit: std::time::Duration) {
+    finish_before(Instant::now().checked_add(limit));
+}
+
+fn finish_before(deadline: Option<Instant>) {
+    if in_vfork_child() {
+        // `exit()` in a vfork child: the trace is the parent's.
+        return;
+    }
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
@@ -1092,21 +1232,41 @@ pub fn finish() {
     let masked = signals::Masked::all();
     // The writer stops at its next chunk, and the queue stops growing but
     // for one chunk per thread.
-    rt.registry().closing = true;
+    {
+        let mut reg = rt.registry();
+        reg.closing = true;
+        if deadline.is_some() {
+            // A fatal signal: the trace ends with what was recorded when it
+            // came, as the process would have ended then untraced.
+            for slot in &mut reg.slots {
+                // SAFETY: registered buffers are live.
+                let b = unsafe { slot.buf.as_ref() };
+                slot.cut = Some((b.chunk(), b.len.load(Ordering::Acquire)));
+            }
+        }
+    }
     rt.wake.notify_all();
     rt.drained.notify_all();
-    finish_runtime(rt);
+    let _ = catch_unwind(AssertUnwindSafe(|| finish_runtime(rt, deadline)));
+    // Threads waiting in a hand-off for the end of the flush go on (even
+    // had it failed), dropping and counting what they record from now on.
+    rt.registry().finished = true;
+    rt.drained.notify_all();
     drop(masked);
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
 }
 
-fn finish_runtime(rt: &Runtime) {
+fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     let mut out = rt.output();
     if out.finished {
         return;
     }
+    // Once past the deadline nothing more is formatted, for any thread (so
+    // no decoder sees a thread's records with a gap): the rest is counted.
+    let past = || deadline.is_some_and(|d| Instant::now() >= d);
+    let mut skipped = 0;
     // Queued chunks first, then each live chunk: each thread's records in
     // order. The last look at the queue keeps the registry lock, so no
     // chunk can be queued behind the live ones.
@@ -1115,7 +1275,15 @@ fn finish_runtime(rt: &Runtime) {
         match reg.queue.pop_front() {
             Some(full) => {
                 drop(reg);
-                out.format_full(&full);
+                if past() {
+                    // SAFETY: as in `Output::format_full`.
+                    skipped += events_in(unsafe { full.chunk.records(full.from, full.upto) });
+                    if let Some((now_ns, name)) = &full.retired {
+                        out.close_thread(full.id, *now_ns, name.as_deref(), true);
+                    }
+                } else {
+                    out.format_full(&full);
+                }
                 rt.registry().recycle(full.chunk);
             }
             None => break reg,
@@ -1132,7 +1300,15 @@ fn finish_runtime(rt: &Runtime) {
         // SAFETY: published up to `len` (Acquire above); the owner replaces
         // the chunk only under the registry lock, held here; site pointers:
         // the C ABI contract.
-        unsafe { out.format(slot.id, slot.tid, b.chunk().records(slot.drained, len)) };
+        let upto = unsafe { slot.before_cut(b.chunk(), slot.drained, len) };
+        // SAFETY: as above.
+        let records = unsafe { b.chunk().records(slot.drained, upto) };
+        if past() {
+            skipped += events_in(records);
+        } else {
+            // SAFETY: as above.
+            unsafe { out.format(slot.id, slot.tid, records) };
+        }
         let (id, tid) = (slot.id, slot.tid);
         reg.slots[index].drained = len;
         // The process ends inside slices still open.
@@ -1140,9 +1316,11 @@ fn finish_runtime(rt: &Runtime) {
     }
     reg.finished = true;
     drop(reg);
+    drop_events(skipped);
     let pid = out.pid;
     if let Some(sink) = out.sink.as_mut() {
-        sink.runtime_cost(pid, dropped_events());
+        // The writer adds its own count of events it could not write.
+        sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {
@@ -1157,12 +1335,28 @@ fn finish_runtime(rt: &Runtime) {
             );
         }
     }
+    out.note_lost();
     out.finished = true;
+    TRACE_DONE.store(true, Ordering::Release);
     let dropped = dropped_events();
+    let after_signal = AFTER_SIGNAL.load(Ordering::Relaxed);
+    let why = if skipped > 0 {
+        format!(
+            "; {skipped} of them could not be written in the time a fatal signal leaves, \
+             and the trace was completed without them"
+        )
+    } else {
+        String::new()
+    };
+    let after = if after_signal > 0 {
+        format!("; {after_signal} of them were recorded after the fatal signal")
+    } else {
+        String::new()
+    };
     if dropped > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "perfflow: {dropped} events could not be recorded"
+            "perfflow: {dropped} events are not in the trace (counted as events_dropped){why}{after}"
         );
     }
 }
@@ -1175,12 +1369,24 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     // SAFETY: the exiting thread's own live buffer.
     let b = unsafe { buf.as_ref() };
     let mut reg = rt.registry();
+    if reg.writer == WriterState::Running && reg.queue.len() >= MAX_QUEUED {
+        // Back-pressure, as in `hand_off`. The slot stays registered while
+        // waiting, so a final flush meanwhile still takes its records.
+        rt.wake.notify_one();
+        reg = rt
+            .drained
+            .wait_while(reg, |r| {
+                r.queue.len() >= MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+            })
+            .unwrap_or_else(|e| e.into_inner());
+    }
     let help = match reg.slot_of(buf) {
         Some(index) => {
             let slot = reg.slots.swap_remove(index);
             let len = b.len.load(Ordering::Relaxed);
             if reg.finished {
-                drop_events(len.saturating_sub(slot.drained) as u64);
+                // SAFETY: this thread's own chunk, written by it up to `len`.
+                drop_events(events_in(unsafe { b.chunk().records(slot.drained, len) }));
                 let chunk = b.chunk();
                 reg.recycle(chunk);
                 false
@@ -1194,7 +1400,8 @@ fn retire(buf: NonNull<ThreadBuffer>) {
                     tid: slot.tid,
                     chunk: b.chunk(),
                     from: slot.drained,
-                    upto: len,
+                    // SAFETY: this thread's own chunk, written up to `len`.
+                    upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
                     retired: Some((now, name)),
                 });
                 !closing && reg.writer != WriterState::Running
@@ -1218,6 +1425,66 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     } else {
         rt.wake.notify_one();
     }
+}
+
+// --- vfork ------------------------------------------------------------------
+//
+// A vfork child runs on its parent's thread's memory, thread-locals included,
+// until it calls exec or ends, and may call woven functions meanwhile (and
+// their exit advice before `_exit`). The runtime's `vfork` (see `vfork.rs`)
+// calls `vfork_child` in the child, which hides the thread's buffer: the
+// child's events take the cold path, which drops and counts them without
+// touching a lock or allocating. `vfork_parent`, once the parent runs again,
+// puts the buffer back. The hot path is unchanged.
+
+/// vfork state of one thread. No destructor, so touching it from a vfork
+/// child registers nothing.
+struct Vfork {
+    /// Set in a vfork child until the parent resumes.
+    child: Cell<bool>,
+    /// The parent's buffer, hidden from the child.
+    hidden: Cell<*mut ThreadBuffer>,
+    /// Set once [`LOCAL`] holds a buffer on this thread (reading it before
+    /// would register its destructor, which allocates).
+    has_buffer: Cell<bool>,
+}
+
+thread_local! {
+    static VFORK: Vfork = const {
+        Vfork {
+            child: Cell::new(false),
+            hidden: Cell::new(ptr::null_mut()),
+            has_buffer: Cell::new(false),
+        }
+    };
+}
+
+/// True in a vfork child, until it calls exec or ends.
+pub(crate) fn in_vfork_child() -> bool {
+    VFORK.with(|v| v.child.get())
+}
+
+/// Runs in a vfork child right after `vfork` returns there.
+pub(crate) extern "C" fn vfork_child() {
+    VFORK.with(|v| {
+        v.child.set(true);
+        if v.has_buffer.get() {
+            let _ = LOCAL.try_with(|l| v.hidden.set(l.buf.replace(ptr::null_mut())));
+        }
+    });
+}
+
+/// Runs in the parent when `vfork` returns there (the child has called
+/// exec or ended).
+pub(crate) extern "C" fn vfork_parent() {
+    VFORK.with(|v| {
+        if v.child.replace(false) {
+            let hidden = v.hidden.replace(ptr::null_mut());
+            if !hidden.is_null() {
+                let _ = LOCAL.try_with(|l| l.buf.set(hidden));
+            }
+        }
+    });
 }
 
 // --- fork -------------------------------------------------------------------
@@ -1352,6 +1619,8 @@ extern "C" fn fork_child() {
         out.forked_at = Some(clock::now_ns());
         CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
+        AFTER_SIGNAL.store(0, Ordering::Relaxed);
+        WRITER_LOST.store(0, Ordering::Relaxed);
         // Threads of the parent waiting for the output lock do not exist
         // here.
         OUTPUT_WANTED.store(0, Ordering::Release);
@@ -1377,6 +1646,11 @@ impl Sink for NullSink {}
 #[cold]
 #[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+    if in_vfork_child() {
+        // The parent's buffers are not ours to touch (see `vfork_child`).
+        drop_events(1);
+        return;
+    }
     if local.busy.replace(true) {
         drop_events(1);
         return;
@@ -1396,6 +1670,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
             None => {
                 let buf = rt.register()?;
                 local.buf.set(buf.as_ptr());
+                VFORK.with(|v| v.has_buffer.set(true));
                 buf
             }
         };

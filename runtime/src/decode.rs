@@ -103,7 +103,22 @@ pub enum Misuse {
     UnbalancedExit,
     /// A site whose `abi_version` this runtime does not know.
     UnknownSiteVersion,
+    /// An enter found [`MAX_OPEN_SLICES`] slices already open on its thread
+    /// (woven functions left by `longjmp`, which never record their exit):
+    /// the newest half of them ended at that enter.
+    TooManyOpenSlices,
 }
+
+/// Most `around` (and, separately, `around_async`) slices one thread's
+/// decoder keeps open. A woven function left by `longjmp` never records its
+/// exit; when its slice is not closed by the exit of an enclosing woven
+/// function, it stays open, and a program that jumps out of one in a loop
+/// would grow the open-slice stack (32 bytes per slice) without end. When
+/// an enter finds the stack full, the newest half of the open slices end at
+/// that enter's time (reported once as [`Misuse::TooManyOpenSlices`]); the
+/// outer half, where the slices that are truly still open sit, stays.
+/// Recursion of woven functions deeper than this is cut the same way.
+pub const MAX_OPEN_SLICES: usize = 4096;
 
 /// Source of every async id in the process; 0 is never handed out.
 static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);
@@ -354,6 +369,46 @@ impl ThreadDecoder {
         self.open.len()
     }
 
+    /// Number of `around_async` slices paired on this thread still open.
+    pub fn open_async_slices(&self) -> usize {
+        self.open_async.len()
+    }
+
+    /// Ends the open `around` slices above the first `keep` at epoch
+    /// `ts_ns`, innermost first.
+    fn end_open_above<S: Sink + ?Sized>(
+        &mut self,
+        keep: usize,
+        ts_ns: u64,
+        compact: bool,
+        sink: &mut S,
+    ) {
+        while self.open.len() > keep {
+            let Some(slice) = self.open.pop() else { break };
+            // SAFETY: pushed by `decode`, whose caller vouched for the site.
+            let site: &Site = unsafe { &*slice.site };
+            end_slice(site, self.tid, &slice, ts_ns, None, compact, sink);
+        }
+    }
+
+    /// Ends the open `around_async` slices above the first `keep` at epoch
+    /// `ts_ns`, newest first.
+    fn end_async_above<S: Sink + ?Sized>(&mut self, keep: usize, ts_ns: u64, sink: &mut S) {
+        while self.open_async.len() > keep {
+            let Some((site, id)) = self.open_async.pop() else {
+                break;
+            };
+            // SAFETY: as above.
+            let site: &Site = unsafe { &*site };
+            sink.event(&TraceEvent {
+                site,
+                tid: self.tid,
+                ts_ns,
+                phase: Phase::AsyncEnd(id),
+            });
+        }
+    }
+
     /// Ends every slice still open on this thread at monotonic time
     /// `mono_ns`, innermost first: the thread or the process ended inside
     /// them (for example `exit()` called from a woven function, where only
@@ -365,21 +420,8 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.epoch.to_epoch_ns(mono_ns);
-        while let Some(slice) = self.open.pop() {
-            // SAFETY: pushed by `decode`, whose caller vouched for the site.
-            let site: &Site = unsafe { &*slice.site };
-            end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, sink);
-        }
-        while let Some((site, id)) = self.open_async.pop() {
-            // SAFETY: as above.
-            let site: &Site = unsafe { &*site };
-            sink.event(&TraceEvent {
-                site,
-                tid: self.tid,
-                ts_ns,
-                phase: Phase::AsyncEnd(id),
-            });
-        }
+        self.end_open_above(0, ts_ns, cx.compact, sink);
+        self.end_async_above(0, ts_ns, sink);
     }
 
     /// Decodes `records`, in order, into `sink`. The payload records that
@@ -437,6 +479,10 @@ impl ThreadDecoder {
             }
             match (site.pointcut(), kind) {
                 (Pointcut::Around, Kind::Enter) => {
+                    if self.open.len() >= MAX_OPEN_SLICES {
+                        sink.misuse(Misuse::TooManyOpenSlices, site);
+                        self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, sink);
+                    }
                     self.open.push(OpenSlice {
                         site: site_ptr,
                         begin_ns: ts_ns,
@@ -485,6 +531,10 @@ impl ThreadDecoder {
                         (None, Some(n)) => cx.sequence_id(site_ptr, n),
                         (None, None) => {
                             let id = next_async_id();
+                            if self.open_async.len() >= MAX_OPEN_SLICES {
+                                sink.misuse(Misuse::TooManyOpenSlices, site);
+                                self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, sink);
+                            }
                             self.open_async.push((site_ptr, id));
                             id
                         }

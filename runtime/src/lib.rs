@@ -37,6 +37,7 @@ mod fd;
 mod sampler;
 mod signals;
 mod trace_file;
+mod vfork;
 
 use std::ffi::{c_char, c_int};
 
@@ -50,14 +51,20 @@ pub use site::Site;
 /// Records entry into a woven function.
 ///
 /// # Safety
-/// `site` must be null or point to a `struct perfflow_site` that stays valid
-/// and unchanged until the process exits.
+/// `site` must be null or point to a `struct perfflow_site`. A site with a
+/// `copy` word is copied on its first event and may then be unmapped (its
+/// library `dlclose`d); one without must stay valid and unchanged until the
+/// process exits.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
-    if event::packable(site) {
-        buffer::record_enter(site);
-    } else {
-        buffer::reject_site();
+    // SAFETY: a packable site is non-null and aligned; the rest is the
+    // caller's contract.
+    match event::packable(site)
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_enter(site),
+        None => buffer::reject_site(),
     }
 }
 
@@ -67,10 +74,14 @@ pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
-    if event::packable(site) {
-        buffer::record_exit(site);
-    } else {
-        buffer::reject_site();
+    // SAFETY: a packable site is non-null and aligned; the rest is the
+    // caller's contract.
+    match event::packable(site)
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_exit(site),
+        None => buffer::reject_site(),
     }
 }
 
@@ -158,7 +169,8 @@ pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
 
 /// Begins an async operation named `name` in category `scope` (`"default"`
 /// when null or empty) and returns its id, unique in the process; 0 when
-/// `name` is null (nothing is recorded).
+/// `name` is null or a new name past [`site::MAX_INTERNED`] (nothing is
+/// recorded).
 ///
 /// # Safety
 /// `name` and `scope` must each be null or a NUL-terminated string valid for

@@ -272,7 +272,10 @@ fn watch() {
         // checked ours just above.
         let n = unsafe { libc::read(request, (&mut byte as *mut u8).cast(), 1) };
         if n == 1 {
-            crate::buffer::finish();
+            // Leaves a third of the handler's wait to write the end.
+            crate::buffer::finish_within(std::time::Duration::from_millis(
+                FLUSH_TIMEOUT_MS as u64 * 2 / 3,
+            ));
             if let Some(reply) = WATCH_REPLY.get() {
                 // SAFETY: writing one byte to a descriptor checked ours.
                 unsafe { libc::write(reply, (&byte as *const u8).cast(), 1) };

@@ -14,18 +14,42 @@
 //! that number its enters and exits. An upstream `around_async` call may
 //! begin on one thread and end on another; the n-th exit ends the n-th enter,
 //! and the counters give each its n without a lock.
+//!
+//! # Owned copies of woven sites
+//!
+//! A woven site lives in the image of the library that holds the woven
+//! function, and that library may be `dlclose`d (unmapped) long before the
+//! writer formats its records, or replaced by another library loaded at the
+//! same address. So the runtime never records the address of a woven site:
+//! the first event of a site copies it, strings included, into memory the
+//! runtime owns for the rest of the process ([`owned`]), and records carry
+//! the copy's address. The site points at a writable word of its own library
+//! (`struct perfflow_site::copy`, emitted by the weaver) where the copy's
+//! address is kept, so a later event finds it with one load; a library
+//! loaded again, at the same address or not, brings fresh zeroed words and
+//! copies its sites anew. Copies are shared by content, so loading and
+//! unloading a library in a loop does not grow memory. Copies are made under
+//! the intern lock (cold, once per site and load).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
+use std::io::Write;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::demangle;
 
-/// Value of `PERFFLOW_SITE_ABI_VERSION` this runtime understands.
-pub const SITE_ABI_VERSION: u32 = 1;
+/// Value of `PERFFLOW_SITE_ABI_VERSION` this runtime writes and understands.
+/// Version 2 added the `copy` word; version 1 sites (without it) are still
+/// read, and recorded by address as before.
+pub const SITE_ABI_VERSION: u32 = 2;
+
+/// True for the site layouts this runtime reads.
+pub fn known_version(version: u32) -> bool {
+    version == 1 || version == SITE_ABI_VERSION
+}
 
 /// `enum perfflow_pointcut`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,8 +152,10 @@ impl Flow {
 ///
 /// Invariant: every string pointer is null or points to a NUL-terminated
 /// string that lives at least as long as the site. Rust code can only build
-/// sites through [`Site::new`] (from `'static` strings) or by interning, and C
-/// code promises it through the ABI, so the accessors below are safe.
+/// sites through [`Site::new`] (from `'static` strings) or by interning or
+/// copying, and C code promises it through the ABI, so the accessors below
+/// are safe. A version 1 site ends before `copy`, which is only read after
+/// the version says it is there.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Site {
@@ -141,10 +167,15 @@ pub struct Site {
     file: *const c_char,
     scope: *const c_char,
     symbol: *const c_char,
+    /// Writable word of the site's own library holding the address of the
+    /// runtime's copy (null until the first event); null when the producer
+    /// gave none (the site is then recorded by address).
+    copy: *const AtomicPtr<Site>,
 }
 
-// SAFETY: a site is immutable after construction and its strings are
-// immutable `'static` data, so sharing it between threads is sound.
+// SAFETY: a site is immutable after construction (its `copy` word is a
+// separate atomic) and its strings are immutable `'static` data, so
+// sharing it between threads is sound.
 unsafe impl Sync for Site {}
 // SAFETY: as above; nothing in a site is tied to a thread.
 unsafe impl Send for Site {}
@@ -171,7 +202,15 @@ impl Site {
                 None => ptr::null(),
             },
             symbol: symbol.as_ptr(),
+            copy: ptr::null(),
         }
+    }
+
+    /// Builds a site that keeps the address of its runtime copy in `copy`,
+    /// as the weaver emits it.
+    pub const fn with_copy_word(mut self, copy: &'static AtomicPtr<Site>) -> Site {
+        self.copy = copy;
+        self
     }
 
     /// `abi_version` as written by the producer of the site.
@@ -274,30 +313,163 @@ impl Interned {
 /// a per-thread cache miss.
 type InternKey = (u8, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
-fn intern_map() -> &'static Mutex<HashMap<InternKey, &'static Interned>> {
-    static MAP: OnceLock<Mutex<HashMap<InternKey, &'static Interned>>> = OnceLock::new();
-    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+/// Everything a copied site holds: its numbers and its strings.
+type CopyKey = ([u32; 4], Vec<u8>, Vec<u8>, Option<Vec<u8>>, Vec<u8>);
+
+/// Sites made at run time, under the intern lock.
+#[derive(Default)]
+pub(crate) struct Sites {
+    interned: HashMap<InternKey, &'static Interned>,
+    copies: HashMap<CopyKey, &'static Site>,
+    /// Set once reaching [`MAX_INTERNED`] was reported.
+    full_reported: bool,
+}
+
+fn intern_map() -> &'static Mutex<Sites> {
+    static MAP: OnceLock<Mutex<Sites>> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(Sites::default()))
 }
 
 /// Holds the intern lock across `fork()` (taken by the runtime's prepare
 /// handler, released in the parent and the child), so a child never
 /// inherits it held by a thread that does not exist there.
-pub(crate) type ForkGuard = std::sync::MutexGuard<'static, HashMap<InternKey, &'static Interned>>;
+pub(crate) type ForkGuard = std::sync::MutexGuard<'static, Sites>;
 
 /// The intern lock, for [`ForkGuard`].
 pub(crate) fn lock_for_fork() -> ForkGuard {
     intern_map().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Finds the site interned under `key`, or interns the one `make` builds.
-fn intern(key: InternKey, make: impl FnOnce() -> Site) -> &'static Interned {
+/// Most sites interned at run time (upstream-ABI functions, manual regions
+/// and async operations together). Each costs about 480 bytes for the rest
+/// of the process (the site, its strings, its key, the writer's cached
+/// prefix), since records may point at it until the trace is complete: the
+/// limit holds that to about 48 MB for a program that builds a new name per
+/// request. Past it, events under new names are dropped and counted.
+pub const MAX_INTERNED: usize = 100_000;
+
+/// Finds the site interned under `key`, or interns the one `make` builds;
+/// `None` once [`MAX_INTERNED`] sites exist and `key` is not one of them.
+fn intern(key: InternKey, make: impl FnOnce() -> Site) -> Option<&'static Interned> {
     let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = map.get(&key) {
-        return found;
+    if let Some(found) = map.interned.get(&key) {
+        return Some(found);
+    }
+    if map.interned.len() >= MAX_INTERNED {
+        if !map.full_reported {
+            map.full_reported = true;
+            let _ = writeln!(
+                std::io::stderr(),
+                "perfflow: {MAX_INTERNED} distinct run-time names (regions, async operations, \
+                 upstream functions) is the limit; events under names not seen before are \
+                 dropped and counted"
+            );
+        }
+        return None;
     }
     let interned = Interned::leak(make());
-    map.insert(key, interned);
-    interned
+    map.interned.insert(key, interned);
+    Some(interned)
+}
+
+/// Number of sites interned at run time so far.
+pub fn interned_sites() -> usize {
+    intern_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .interned
+        .len()
+}
+
+/// Number of distinct woven sites copied so far (see [`owned`]).
+pub fn copied_sites() -> usize {
+    intern_map()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .copies
+        .len()
+}
+
+/// The site to record for woven site `site`: the runtime's own copy of it,
+/// made on its first event (see the module documentation), or `site` itself
+/// for a site without a `copy` word (version 1, or hand-made with none),
+/// which must then stay mapped until the trace is complete. `None` when the
+/// copy cannot be made (out of memory).
+///
+/// Cost: two loads from the site and one from its word per event.
+///
+/// # Safety
+/// `site` must be non-null, aligned, and point to a site whose version
+/// field is readable; when that says 2, to a whole version 2 site.
+#[inline(always)]
+pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
+    // SAFETY: the caller's contract; `copy` is read only once the version
+    // says the site has it.
+    let word = unsafe {
+        if ptr::addr_of!((*site).abi_version).read() != SITE_ABI_VERSION {
+            return Some(site);
+        }
+        ptr::addr_of!((*site).copy).read()
+    };
+    if word.is_null() {
+        return Some(site);
+    }
+    // SAFETY: a non-null word points to a writable pointer-sized word of the
+    // site's library (the ABI), alive while code of that library runs.
+    let copy = unsafe { &*word }.load(Ordering::Acquire);
+    if !copy.is_null() {
+        return Some(copy);
+    }
+    // SAFETY: forwarded.
+    unsafe { own_cold(site, word) }
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*const Site> {
+    if crate::buffer::in_vfork_child() {
+        // Its events are dropped: take no lock, allocate nothing.
+        return Some(site);
+    }
+    std::panic::catch_unwind(|| {
+        // SAFETY: a whole version 2 site (the caller's contract), whose
+        // strings are alive while its library is.
+        let site = unsafe { &*site };
+        let key: CopyKey = (
+            [site.abi_version, site.pointcut, site.flow, site.line],
+            Site::text(site.name).unwrap_or(b"").to_vec(),
+            site.file().to_vec(),
+            Site::text(site.scope).map(<[u8]>::to_vec),
+            site.symbol().to_vec(),
+        );
+        let mut map = intern_map().lock().unwrap_or_else(|e| e.into_inner());
+        let copy: &'static Site = match map.copies.get(&key) {
+            Some(copy) => copy,
+            None => {
+                let copy = Box::leak(Box::new(Site {
+                    abi_version: site.abi_version,
+                    pointcut: site.pointcut,
+                    flow: site.flow,
+                    line: site.line,
+                    name: Site::text(site.name).map_or(ptr::null(), |t| leak_str(t).as_ptr()),
+                    file: leak_str(&key.2).as_ptr(),
+                    scope: key
+                        .3
+                        .as_deref()
+                        .map_or(ptr::null(), |t| leak_str(t).as_ptr()),
+                    symbol: leak_str(&key.4).as_ptr(),
+                    copy: ptr::null(),
+                }));
+                map.copies.insert(key, copy);
+                copy
+            }
+        };
+        // SAFETY: as in `owned`. Release: a thread that finds the copy
+        // through the word sees it complete.
+        unsafe { &*word }.store(copy as *const Site as *mut Site, Ordering::Release);
+        copy as *const Site
+    })
+    .ok()
 }
 
 fn leak_str(bytes: &[u8]) -> &'static CStr {
@@ -318,8 +490,8 @@ pub const REGION_FILE: &str = "region";
 /// category is the scope, as for every async site).
 pub const ASYNC_FILE: &str = "async";
 
-/// Returns the interned site for an upstream-ABI call. Cold path: takes the
-/// intern lock and may allocate.
+/// Returns the interned site for an upstream-ABI call, `None` past
+/// [`MAX_INTERNED`]. Cold path: takes the intern lock and may allocate.
 pub fn intern_upstream(
     force_async: bool,
     module: Option<&[u8]>,
@@ -327,8 +499,8 @@ pub fn intern_upstream(
     scope: Option<&[u8]>,
     flow: Option<&[u8]>,
     pcut: Option<&[u8]>,
-) -> &'static Site {
-    intern_upstream_entry(force_async, module, function, scope, flow, pcut).site()
+) -> Option<&'static Site> {
+    intern_upstream_entry(force_async, module, function, scope, flow, pcut).map(Interned::site)
 }
 
 fn intern_upstream_entry(
@@ -338,7 +510,7 @@ fn intern_upstream_entry(
     scope: Option<&[u8]>,
     flow: Option<&[u8]>,
     pcut: Option<&[u8]>,
-) -> &'static Interned {
+) -> Option<&'static Interned> {
     let key: InternKey = (
         force_async as u8,
         module.unwrap_or(b"").to_vec(),
@@ -363,11 +535,11 @@ fn intern_upstream_entry(
 
 /// Returns the interned site for a manual region (`around` pointcut, category
 /// [`REGION_FILE`]). Cold path.
-pub fn intern_region(name: &[u8]) -> &'static Site {
-    intern_region_entry(name).site()
+pub fn intern_region(name: &[u8]) -> Option<&'static Site> {
+    intern_region_entry(name).map(Interned::site)
 }
 
-fn intern_region_entry(name: &[u8]) -> &'static Interned {
+fn intern_region_entry(name: &[u8]) -> Option<&'static Interned> {
     // Region keys use a tag value no upstream key has, so a region named like
     // an upstream function still gets its own site.
     let key: InternKey = (
@@ -394,11 +566,11 @@ fn intern_region_entry(name: &[u8]) -> &'static Interned {
 /// Returns the interned site for the manual async API: an `around_async`
 /// site named `name` whose category is `scope`, or `"default"` when `scope`
 /// is missing or empty. Cold path.
-pub fn intern_async(name: &[u8], scope: Option<&[u8]>) -> &'static Site {
-    intern_async_entry(name, scope).site()
+pub fn intern_async(name: &[u8], scope: Option<&[u8]>) -> Option<&'static Site> {
+    intern_async_entry(name, scope).map(Interned::site)
 }
 
-fn intern_async_entry(name: &[u8], scope: Option<&[u8]>) -> &'static Interned {
+fn intern_async_entry(name: &[u8], scope: Option<&[u8]>) -> Option<&'static Interned> {
     let scope = scope.filter(|s| !s.is_empty());
     // The tag keeps async sites apart from regions and upstream sites; a
     // missing and an empty scope share a key, as both mean "default".
@@ -542,7 +714,7 @@ unsafe fn lookup_upstream_cold(
         };
         intern_upstream_entry(key[0] != 0, m, f, s, fl, p)
     })
-    .ok()?;
+    .ok()??;
     cache_put(key, found);
     Some(found)
 }
@@ -569,7 +741,7 @@ pub unsafe fn lookup_region(name: *const c_char) -> Option<&'static Interned> {
         // SAFETY: `name` is a valid C string by the caller's contract.
         intern_region_entry(unsafe { CStr::from_ptr(name) }.to_bytes())
     })
-    .ok()?;
+    .ok()??;
     cache_put(key, found);
     Some(found)
 }
@@ -593,7 +765,7 @@ pub unsafe fn lookup_async(name: *const c_char, scope: *const c_char) -> Option<
             return Some(found);
         }
     }
-    let found = std::panic::catch_unwind(|| intern_async_entry(name_bytes, scope_bytes)).ok()?;
+    let found = std::panic::catch_unwind(|| intern_async_entry(name_bytes, scope_bytes)).ok()??;
     cache_put(key, found);
     Some(found)
 }

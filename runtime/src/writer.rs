@@ -32,7 +32,7 @@ use std::io::{self, Write};
 
 use crate::decode::{Misuse, Phase, TraceEvent};
 use crate::error::Error;
-use crate::site::{Pointcut, Site, SITE_ABI_VERSION};
+use crate::site::{Pointcut, Site};
 
 /// Bytes buffered before they are written to the destination.
 pub const FLUSH_BYTES: usize = 1 << 20;
@@ -208,9 +208,11 @@ pub struct ChromeJsonWriter<W: Write> {
     tid_secs: Option<(u32, u64)>,
     tid_text: Vec<u8>,
     error: Option<io::Error>,
-    reported: [bool; 3],
+    reported: [bool; 4],
     finished: bool,
     written: u64,
+    /// Events formatted into `out` and not yet handed to the destination.
+    pending: u64,
     lost: u64,
     bytes: u64,
     /// Closes the layout: `]` or `]}`.
@@ -256,9 +258,10 @@ impl<W: Write> ChromeJsonWriter<W> {
             tid_secs: None,
             tid_text: Vec::new(),
             error: None,
-            reported: [false; 3],
+            reported: [false; 4],
             finished: false,
             written: 0,
+            pending: 0,
             lost: 0,
             bytes: 0,
             footer,
@@ -291,6 +294,7 @@ impl<W: Write> ChromeJsonWriter<W> {
         }
         self.out.extend_from_slice(b"}},\n");
         self.written += 1;
+        self.pending += 1;
         self.maybe_flush();
     }
 
@@ -313,6 +317,7 @@ impl<W: Write> ChromeJsonWriter<W> {
         write_u64(&mut self.out, id);
         self.out.extend_from_slice(b"},\n");
         self.written += 1;
+        self.pending += 1;
         self.maybe_flush();
     }
 
@@ -340,9 +345,10 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     /// The last line of the trace: a metadata record of what tracing cost
-    /// (events written, bytes, events dropped). Readers find it under the
+    /// (events written, bytes, events dropped, the most bytes of record
+    /// buffers held at once). Readers find it under the
     /// name `perfflow_runtime`; a trace without it was cut short.
-    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64) {
+    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64, buffer_bytes_peak: u64) {
         if !self.is_open() {
             return;
         }
@@ -359,6 +365,8 @@ impl<W: Write> ChromeJsonWriter<W> {
         write_u64(&mut self.out, bytes);
         self.out.extend_from_slice(b",\"events_dropped\":");
         write_u64(&mut self.out, dropped + self.lost);
+        self.out.extend_from_slice(b",\"buffer_bytes_peak\":");
+        write_u64(&mut self.out, buffer_bytes_peak);
         self.out.extend_from_slice(b",\"format_version\":");
         write_u64(&mut self.out, u64::from(crate::event::FORMAT_VERSION));
         self.out.extend_from_slice(b"}},\n");
@@ -369,8 +377,10 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.written
     }
 
-    /// Events that could not be written (after `finish`, or after an I/O
-    /// error).
+    /// Events that did not reach the destination: handed over after
+    /// `finish` or after an I/O error, cut off by the error, or exits
+    /// without a matching enter. Counted as events, never as lines or
+    /// bytes.
     pub fn events_lost(&self) -> u64 {
         self.lost
     }
@@ -391,7 +401,7 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
-        if site.abi_version() != SITE_ABI_VERSION {
+        if !crate::site::known_version(site.abi_version()) {
             self.misuse(Misuse::UnknownSiteVersion, site);
         }
         let mut p = Vec::with_capacity(64);
@@ -441,16 +451,48 @@ impl<W: Write> ChromeJsonWriter<W> {
     fn flush_block(&mut self) {
         let keep = if self.out.ends_with(b",\n") { 2 } else { 0 };
         let upto = self.out.len() - keep;
-        if let Err(e) = self.dest.write_all(&self.out[..upto]) {
+        if let Err(e) = self.write_out(upto) {
             self.fail(e);
             return;
         }
-        self.bytes += upto as u64;
         self.out.drain(..upto);
     }
 
+    /// Hands `out[..upto]` to the destination. On an error (a full disk),
+    /// the events whose line did not reach it in full are counted as lost,
+    /// and those that did stay counted as written.
+    fn write_out(&mut self, upto: usize) -> io::Result<()> {
+        let mut done = 0;
+        let result = loop {
+            if done == upto {
+                break Ok(());
+            }
+            match self.dest.write(&self.out[done..upto]) {
+                Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.bytes += done as u64;
+        if result.is_ok() {
+            self.pending = 0;
+        } else {
+            let reached = event_lines_within(&self.out[..upto], done);
+            let cut = self.pending.saturating_sub(reached);
+            self.lost += cut;
+            self.written -= cut.min(self.written);
+            self.pending = 0;
+        }
+        result
+    }
+
     fn fail(&mut self, e: io::Error) {
-        let _ = writeln!(io::stderr(), "perfflow: cannot write the trace: {e}");
+        let _ = writeln!(
+            io::stderr(),
+            "perfflow: cannot write the trace: {e}; the events not written are counted as \
+             dropped and the program runs on"
+        );
         self.error = Some(e);
         self.out.clear();
     }
@@ -529,20 +571,44 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         }
         self.out.extend_from_slice(b",\n");
         self.written += 1;
+        self.pending += 1;
         self.maybe_flush();
     }
 
     fn misuse(&mut self, what: Misuse, site: &Site) {
+        if what == Misuse::ExitWithoutEnter {
+            self.lost += 1;
+        }
         let idx = what as usize;
         if self.reported[idx] {
             return;
         }
         self.reported[idx] = true;
         let name = String::from_utf8_lossy(site.name());
-        let text = match what {
-            Misuse::ExitWithoutEnter => "exit without a matching enter",
-            Misuse::UnbalancedExit => "exit while inner regions were still open",
-            Misuse::UnknownSiteVersion => "site with an unknown ABI version",
+        if what == Misuse::TooManyOpenSlices {
+            let _ = writeln!(
+                io::stderr(),
+                "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
+                 left by longjmp?); the newest half of them end here and further cases are \
+                 not reported",
+                crate::decode::MAX_OPEN_SLICES
+            );
+            return;
+        }
+        let (text, outcome) = match what {
+            Misuse::ExitWithoutEnter => (
+                "exit without a matching enter",
+                "the exit is dropped and counted in events_dropped",
+            ),
+            Misuse::UnbalancedExit => (
+                "exit while inner regions were still open",
+                "the exit is written and the inner regions are closed at the same time",
+            ),
+            Misuse::UnknownSiteVersion => (
+                "site with an unknown ABI version",
+                "its events are written with the site read as this runtime's version",
+            ),
+            Misuse::TooManyOpenSlices => return,
         };
         let pointcut = match site.pointcut() {
             Pointcut::Around => "around",
@@ -552,7 +618,7 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         let _ = writeln!(
             io::stderr(),
             "perfflow: warning: {text} at `{name}` ({pointcut}); \
-             the event is dropped and further cases are not reported"
+             {outcome}; further cases are not reported"
         );
     }
 
@@ -571,13 +637,31 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         }
         self.out.extend_from_slice(self.footer);
         let result = self
-            .dest
-            .write_all(&self.out)
+            .write_out(self.out.len())
             .and_then(|()| self.dest.flush());
-        self.bytes += self.out.len() as u64;
         self.out = Vec::new();
         result.map_err(Error::Io)
     }
+}
+
+/// Event lines (not metadata) of `block` whose object ends within its
+/// first `done` bytes: those that reached the destination in full.
+fn event_lines_within(block: &[u8], done: usize) -> u64 {
+    let mut reached = 0;
+    let mut start = 0;
+    for line in block.split(|&b| b == b'\n') {
+        if start >= done {
+            break;
+        }
+        let object = line.strip_suffix(b",").unwrap_or(line);
+        let is_event =
+            object.starts_with(b"{\"name\":") && !object.windows(8).any(|w| w == b"\"ph\":\"M\"");
+        if is_event && start + object.len() <= done {
+            reached += 1;
+        }
+        start += line.len() + 1;
+    }
+    reached
 }
 
 #[cfg(test)]

@@ -21,8 +21,9 @@ fn raw_record_format_version_is_two_since_payload_records() {
 
 #[test]
 fn site_descriptor_matches_the_c_struct_layout() {
-    // 4 x uint32_t followed by 4 pointers, as in perfflow.h.
-    assert_eq!(size_of::<Site>(), 16 + 4 * size_of::<usize>());
+    // 4 x uint32_t followed by 4 string pointers and the copy word's
+    // address, as in perfflow.h (version 2).
+    assert_eq!(size_of::<Site>(), 16 + 5 * size_of::<usize>());
     assert_eq!(align_of::<Site>(), align_of::<usize>());
 }
 

@@ -1,11 +1,12 @@
 ; Enter advice at entry (after the allocas), exit advice before every ret, one
-; constant site descriptor passed by address.
+; constant site descriptor passed by address, with its writable copy word.
 
 @.str = private unnamed_addr constant [36 x i8] c"@critical_path(pointcut = 'around')\00", section "llvm.metadata"
 @.file = private unnamed_addr constant [7 x i8] c"demo.c\00", section "llvm.metadata"
 @llvm.global.annotations = appending global [1 x { ptr, ptr, ptr, i32, ptr }] [{ ptr, ptr, ptr, i32, ptr } { ptr @classify, ptr @.str, ptr @.file, i32 3, ptr null }], section "llvm.metadata"
 
-; CHECK-DAG: @__perfflow_site.classify = private constant { i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 0, i32 0, i32 3, ptr @__perfflow_site.classify.name, ptr @__perfflow_site.classify.file, ptr null, ptr @__perfflow_site.classify.symbol }, align 8
+; CHECK-DAG: @__perfflow_site.classify.copy = private global ptr null, align 8
+; CHECK-DAG: @__perfflow_site.classify = private constant { i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr } { i32 2, i32 0, i32 0, i32 3, ptr @__perfflow_site.classify.name, ptr @__perfflow_site.classify.file, ptr null, ptr @__perfflow_site.classify.symbol, ptr @__perfflow_site.classify.copy }, align 8
 ; CHECK-DAG: @__perfflow_site.classify.name = private unnamed_addr constant [9 x i8] c"classify\00"
 
 ; CHECK-LABEL: define i32 @classify(i32 %x)

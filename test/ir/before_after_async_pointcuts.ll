@@ -10,9 +10,9 @@
   { ptr, ptr, ptr, i32, ptr } { ptr @ends, ptr @.after, ptr @.file, i32 2, ptr null },
   { ptr, ptr, ptr, i32, ptr } { ptr @io, ptr @.async, ptr @.file, i32 3, ptr null }], section "llvm.metadata"
 
-; CHECK-DAG: @__perfflow_site.starts = private constant { {{.*}} } { i32 1, i32 1, i32 0, i32 1,
-; CHECK-DAG: @__perfflow_site.ends = private constant { {{.*}} } { i32 1, i32 2, i32 0, i32 2,
-; CHECK-DAG: @__perfflow_site.io = private constant { {{.*}} } { i32 1, i32 3, i32 1, i32 3, ptr @__perfflow_site.io.name, ptr @__perfflow_site.io.file, ptr @__perfflow_site.io.scope,
+; CHECK-DAG: @__perfflow_site.starts = private constant { {{.*}} } { i32 2, i32 1, i32 0, i32 1,
+; CHECK-DAG: @__perfflow_site.ends = private constant { {{.*}} } { i32 2, i32 2, i32 0, i32 2,
+; CHECK-DAG: @__perfflow_site.io = private constant { {{.*}} } { i32 2, i32 3, i32 1, i32 3, ptr @__perfflow_site.io.name, ptr @__perfflow_site.io.file, ptr @__perfflow_site.io.scope,
 ; CHECK-DAG: @__perfflow_site.io.scope = private unnamed_addr constant [3 x i8] c"io\00"
 
 ; CHECK-LABEL: define void @starts()

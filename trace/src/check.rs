@@ -1,11 +1,11 @@
 //! Structural validation of a [`Trace`].
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt;
 
 use crate::event::{json_kind, Event, Phase};
 use crate::read::Trace;
-use crate::spans::{match_events, Mismatch};
+use crate::spans::{Matched, Matcher, Mismatch, Seen, Thread};
 use crate::summary::micros;
 
 /// What kind of problem a [`Problem`] is.
@@ -29,7 +29,8 @@ pub enum ProblemKind {
     Unclosed,
     /// A `B`/`E` timestamp earlier than the previous one on its thread.
     TimeGoesBackwards,
-    /// An `e` event with no open `b` of the same category and id.
+    /// An `e` event that no `b` of the same pid, category, id and name, at
+    /// or before its time, pairs with.
     AsyncEndWithoutBegin,
     /// A `b` event never closed by an `e`.
     AsyncUnclosed,
@@ -84,50 +85,167 @@ pub fn check(trace: &Trace) -> Vec<Problem> {
 /// * every `B` is closed by an `E` on the same thread, in stack order, with
 ///   the same name (an `E` without a name closes the innermost `B`);
 /// * `B`/`E` timestamps do not decrease on any thread;
-/// * `b`/`e` events pair up by category and id;
+/// * `b`/`e` events pair up by pid, category, id and name, an `e` at or
+///   after its `b` whatever their order in the file;
 /// * `X` events have a non-negative `dur`;
 /// * the trace is not truncated (unless allowed by `options`).
 ///
 /// Problems are ordered by event index; problems with the whole trace come
-/// last.
+/// last. [`Checker`] does the same one event at a time.
 pub fn check_with(trace: &Trace, options: &CheckOptions) -> Vec<Problem> {
-    let events = &trace.events;
     let mut problems = Vec::new();
-
-    for (index, event) in events.iter().enumerate() {
-        check_fields(index, event, &mut problems);
+    let mut checker = Checker::new(*options);
+    for event in &trace.events {
+        checker.push(event, &mut |problem| problems.push(problem));
     }
-    check_time_order(events, &mut problems);
+    checker.finish(trace.truncated, trace.partial_line, &mut |problem| {
+        problems.push(problem)
+    });
+    problems.sort_by_key(|problem| problem.index.unwrap_or(usize::MAX));
+    problems
+}
 
-    let tolerate_open = options.allow_truncated && trace.truncated;
-    for mismatch in match_events(events).mismatches {
-        if let Some(problem) = describe(events, &mismatch, tolerate_open) {
-            problems.push(problem);
+/// Checks a trace one event at a time, as [`check_with`] does, holding only
+/// what is open: the `B`s not yet closed, the `b`s and `e`s not yet paired,
+/// and the last `B`/`E` of each thread.
+///
+/// Problems are reported as they are found: those about one event when it
+/// is pushed, those about what was never closed or paired (and the
+/// truncation) by [`Checker::finish`].
+#[derive(Debug)]
+pub struct Checker {
+    options: CheckOptions,
+    /// The index of the next event.
+    index: usize,
+    /// Non-metadata events so far.
+    events: usize,
+    matcher: Matcher,
+    /// The last `B`/`E` of each thread.
+    last: HashMap<Thread, LastOnThread>,
+}
+
+impl Checker {
+    /// A checker for one trace.
+    pub fn new(options: CheckOptions) -> Checker {
+        Checker {
+            options,
+            index: 0,
+            events: 0,
+            matcher: Matcher::default(),
+            last: HashMap::default(),
         }
     }
 
-    if trace.truncated && !options.allow_truncated {
-        let recovered = trace.event_count();
-        let mut message = format!(
-            "the trace is truncated (it ends before its closing bracket); {} complete event{} recovered",
-            recovered,
-            if recovered == 1 { " was" } else { "s were" }
-        );
-        if let Some(line) = trace.partial_line {
-            message.push_str(&format!(
-                ", and the incomplete data from line {line} on was dropped"
-            ));
+    /// Checks the next event of the trace.
+    pub fn push(&mut self, event: &Event, report: &mut dyn FnMut(Problem)) {
+        let index = self.index;
+        self.index += 1;
+        if !event.is_metadata() {
+            self.events += 1;
         }
-        problems.push(Problem {
-            index: None,
-            line: trace.partial_line,
-            kind: ProblemKind::Truncated,
-            message,
+        check_fields(index, event, report);
+        self.check_time_order(index, event, report);
+        self.matcher.push(index, event, &mut |matched| {
+            if let Matched::Mismatch(mismatch) = matched {
+                if let Some(problem) = describe(&mismatch, false) {
+                    report(problem);
+                }
+            }
         });
     }
 
-    problems.sort_by_key(|problem| problem.index.unwrap_or(usize::MAX));
-    problems
+    /// Ends the trace, reporting what was left open and, unless allowed,
+    /// the truncation. `truncated` and `partial_line` are those of the
+    /// trace the events came from.
+    pub fn finish(
+        self,
+        truncated: bool,
+        partial_line: Option<usize>,
+        report: &mut dyn FnMut(Problem),
+    ) {
+        let tolerate_open = self.options.allow_truncated && truncated;
+        self.matcher.finish(&mut |matched| {
+            if let Matched::Mismatch(mismatch) = matched {
+                if let Some(problem) = describe(&mismatch, tolerate_open) {
+                    report(problem);
+                }
+            }
+        });
+        if truncated && !self.options.allow_truncated {
+            let recovered = self.events;
+            let mut message = format!(
+                "the trace is truncated (it ends before its closing bracket); {} complete event{} recovered",
+                recovered,
+                if recovered == 1 { " was" } else { "s were" }
+            );
+            if let Some(line) = partial_line {
+                message.push_str(&format!(
+                    ", and the incomplete data from line {line} on was dropped"
+                ));
+            }
+            report(Problem {
+                index: None,
+                line: partial_line,
+                kind: ProblemKind::Truncated,
+                message,
+            });
+        }
+    }
+
+    fn check_time_order(&mut self, index: usize, event: &Event, report: &mut dyn FnMut(Problem)) {
+        if !matches!(event.ph, Some(Phase::Begin | Phase::End)) {
+            return;
+        }
+        let (Some(thread), Some(ts)) = (event.thread(), event.ts_ns) else {
+            return;
+        };
+        let last = self.last.entry(thread).or_default();
+        if let Some(previous_ts) = last.ts.filter(|&previous| ts < previous) {
+            report(Problem {
+                index: Some(index),
+                line: Some(event.line),
+                kind: ProblemKind::TimeGoesBackwards,
+                message: format!(
+                    "{} at ts {} is earlier than {} (event {}) at ts {} on {}; B/E timestamps must not decrease on a thread",
+                    event.label(),
+                    micros(ts),
+                    last.label(),
+                    last.index,
+                    micros(previous_ts),
+                    thread_name(thread)
+                ),
+            });
+        }
+        last.ts = Some(ts);
+        last.index = index;
+        last.begin = event.ph == Some(Phase::Begin);
+        // The name's buffer is reused: nothing is allocated per event.
+        last.name.clear();
+        last.named = event.name.is_some();
+        last.name.push_str(event.name.as_deref().unwrap_or(""));
+    }
+}
+
+/// The last `B`/`E` event of a thread, for the message when the next one
+/// is earlier.
+#[derive(Debug, Default)]
+struct LastOnThread {
+    ts: Option<i64>,
+    index: usize,
+    begin: bool,
+    named: bool,
+    name: String,
+}
+
+impl LastOnThread {
+    fn label(&self) -> String {
+        let code = if self.begin { "B" } else { "E" };
+        if self.named {
+            format!("{code} \"{}\"", self.name)
+        } else {
+            code.to_string()
+        }
+    }
 }
 
 /// Which fields an event of each phase must have.
@@ -178,9 +296,9 @@ fn required(phase: &Phase) -> Required {
     required
 }
 
-fn check_fields(index: usize, event: &Event, problems: &mut Vec<Problem>) {
+fn check_fields(index: usize, event: &Event, problems: &mut dyn FnMut(Problem)) {
     let mut report = |kind, message: String| {
-        problems.push(Problem {
+        problems(Problem {
             index: Some(index),
             line: Some(event.line),
             kind,
@@ -257,88 +375,59 @@ fn check_fields(index: usize, event: &Event, problems: &mut Vec<Problem>) {
     }
 }
 
-fn check_time_order(events: &[Event], problems: &mut Vec<Problem>) {
-    let mut last: HashMap<(i64, i64), (i64, usize)> = HashMap::new();
-    for (index, event) in events.iter().enumerate() {
-        if !matches!(event.ph, Some(Phase::Begin | Phase::End)) {
-            continue;
-        }
-        let (Some(thread), Some(ts)) = (event.thread(), event.ts_ns) else {
-            continue;
-        };
-        if let Some(&(previous_ts, previous)) = last.get(&thread) {
-            if ts < previous_ts {
-                problems.push(Problem {
-                    index: Some(index),
-                    line: Some(event.line),
-                    kind: ProblemKind::TimeGoesBackwards,
-                    message: format!(
-                        "{} at ts {} is earlier than {} (event {}) at ts {} on {}; B/E timestamps must not decrease on a thread",
-                        event.label(),
-                        micros(ts),
-                        events[previous].label(),
-                        previous,
-                        micros(previous_ts),
-                        thread_name(thread)
-                    ),
-                });
-            }
-        }
-        last.insert(thread, (ts, index));
-    }
-}
-
 fn thread_name((pid, tid): (i64, i64)) -> String {
     format!("pid {pid} tid {tid}")
 }
 
 /// Where an event is, for messages: `pid 1 tid 2`.
-fn where_is(event: &Event) -> String {
+fn where_is(event: &Seen) -> String {
     event
-        .thread()
+        .thread
         .map_or_else(|| "an unknown thread".to_string(), thread_name)
 }
 
-fn async_key(event: &Event) -> String {
+fn async_key(event: &Seen) -> String {
+    let pid = event
+        .thread
+        .map_or_else(String::new, |(pid, _)| format!("pid {pid}, "));
     format!(
-        "cat \"{}\", id \"{}\"",
+        "{pid}cat \"{}\", id \"{}\"",
         event.cat.as_deref().unwrap_or(""),
         event.id.as_deref().unwrap_or("")
     )
 }
 
-/// Turns a mismatch into a problem, or `None` when it is tolerated.
-fn describe(events: &[Event], mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
-    let hint = |elsewhere: Option<usize>| match elsewhere {
+/// Turns a mismatch into a problem, or `None` when it is tolerated:
+/// `tolerate_open` accepts what a truncated trace leaves open or unpaired.
+fn describe(mismatch: &Mismatch, tolerate_open: bool) -> Option<Problem> {
+    let hint = |elsewhere: &Option<Seen>| match elsewhere {
         Some(other) => format!(
             "; {} (event {}) is open on {}, but a B must be closed on its own thread",
-            events[other].label(),
-            other,
-            where_is(&events[other])
+            other.label(),
+            other.index,
+            where_is(other)
         ),
         None => String::new(),
     };
-    let (index, kind, message) = match *mismatch {
+    let (kind, message) = match mismatch {
         Mismatch::EndWithoutBegin { end, elsewhere } => (
-            end,
             ProblemKind::EndWithoutBegin,
             format!(
                 "{} on {} has no open B to close{}",
-                events[end].label(),
-                where_is(&events[end]),
+                end.label(),
+                where_is(end),
                 hint(elsewhere)
             ),
         ),
         Mismatch::OutOfOrder { end, begin, inner } => (
-            end,
             ProblemKind::OutOfOrder,
             format!(
                 "{} closes {} (event {}) while {} (event {}), opened after it, is still open; ends must come in the reverse order of their begins",
-                events[end].label(),
-                events[begin].label(),
-                begin,
-                events[inner].label(),
-                inner
+                end.label(),
+                begin.label(),
+                begin.index,
+                inner.label(),
+                inner.index
             ),
         ),
         Mismatch::WrongName {
@@ -346,49 +435,50 @@ fn describe(events: &[Event], mismatch: &Mismatch, tolerate_open: bool) -> Optio
             begin,
             elsewhere,
         } => (
-            end,
             ProblemKind::NameMismatch,
             format!(
                 "{} does not match the innermost open {} (event {}) on {}{}",
-                events[end].label(),
-                events[begin].label(),
-                begin,
-                where_is(&events[end]),
+                end.label(),
+                begin.label(),
+                begin.index,
+                where_is(end),
                 hint(elsewhere)
             ),
         ),
         Mismatch::Unclosed { begin } if !tolerate_open => (
-            begin,
             ProblemKind::Unclosed,
             format!(
                 "{} on {} is never closed by an E",
-                events[begin].label(),
-                where_is(&events[begin])
+                begin.label(),
+                where_is(begin)
             ),
         ),
-        Mismatch::AsyncEndWithoutBegin { end } => (
-            end,
+        // In a truncated trace, the b of an e may be among what was lost:
+        // each thread's events are written separately.
+        Mismatch::AsyncEndWithoutBegin { end } if !tolerate_open => (
             ProblemKind::AsyncEndWithoutBegin,
             format!(
-                "{} ({}) has no open b with the same cat and id",
-                events[end].label(),
-                async_key(&events[end])
+                "{} ({}) has no b with the same pid, cat, id and name at or before it",
+                end.label(),
+                async_key(end)
             ),
         ),
         Mismatch::AsyncUnclosed { begin } if !tolerate_open => (
-            begin,
             ProblemKind::AsyncUnclosed,
             format!(
-                "{} ({}) is never closed by an e with the same cat and id",
-                events[begin].label(),
-                async_key(&events[begin])
+                "{} ({}) is never closed by an e with the same pid, cat, id and name",
+                begin.label(),
+                async_key(begin)
             ),
         ),
-        Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. } => return None,
+        Mismatch::Unclosed { .. }
+        | Mismatch::AsyncEndWithoutBegin { .. }
+        | Mismatch::AsyncUnclosed { .. } => return None,
     };
+    let at = mismatch.at();
     Some(Problem {
-        index: Some(index),
-        line: Some(events[index].line),
+        index: Some(at.index),
+        line: Some(at.line),
         kind,
         message,
     })

@@ -1,12 +1,12 @@
 //! The `perfflow-trace` command line: argument parsing and the commands.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::ffi::OsString;
 use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::{check_with, read_trace, summarize, CheckOptions, Phase, Trace};
+use perfflow_trace::{stream_trace, CheckOptions, Checker, Event, Phase, Summarizer};
 
 /// Exit status: everything was valid.
 pub const EXIT_OK: u8 = 0;
@@ -37,18 +37,24 @@ USAGE
 COMMANDS
   check    Validate each FILE: required fields are present and typed; every
            B is closed by an E on the same thread, in stack order, with the
-           same name; B/E timestamps never decrease on a thread; b/e events
-           pair up by cat and id; X events have dur >= 0; the file is not
-           truncated. A valid FILE prints `FILE: ok, N events, M threads`;
+           same name; B/E timestamps never decrease on a thread; every b
+           pairs with an e of the same pid, cat, id and name at or after
+           its time, wherever the two are in the file (a span begun on one
+           thread and ended on another may have its e written first); X
+           events have dur >= 0; the file is not truncated. A valid FILE prints `FILE: ok, N events, M threads`;
            otherwise every problem is printed to standard error as
            `FILE: INDEX: MESSAGE` (INDEX is the event's position in the
-           file, counting from 0). Expectations apply to each FILE on its
-           own. Metadata (M) events are never counted.
+           file, counting from 0; at most 10,000 per FILE are listed).
+           Expectations apply to each FILE on its own. Metadata (M) events
+           are never counted.
   summary  Print the number of processes, threads and events and the time
            span, then per function name: calls, total (inclusive) and self
            (exclusive) time and min/mean/max duration, sorted by total time,
            then the event count of each thread. Several FILEs are merged as
            the processes of one run. Times are in microseconds.
+
+Both commands read each FILE as a stream: memory does not grow with its
+size (check keeps what is open; summary also keeps one entry per name).
 
 CHECK OPTIONS
   --expect-events N      the file has exactly N events
@@ -57,8 +63,9 @@ CHECK OPTIONS
   --expect-phases LIST   the distinct ph codes are exactly the
                          comma-separated LIST, such as B,E
   --min-threads N        the events come from at least N threads
-  --allow-truncated      accept a trace cut short (no closing `]`) and the
-                         B and b events it leaves open
+  --allow-truncated      accept a trace cut short (no closing `]`), the
+                         B and b events it leaves open, and e events whose
+                         b was not written
 
   An option's value follows it as the next argument or after `=`.
   `--` ends the options; every later argument is a FILE.
@@ -296,6 +303,74 @@ fn list(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// At most this many problems of one file are listed; the count covers
+/// them all.
+const LISTED_PROBLEMS: usize = 10_000;
+
+/// The problems of one file in event order, at most [`LISTED_PROBLEMS`]
+/// of them: those of the lowest event indexes.
+#[derive(Default)]
+struct Listed {
+    /// `(index, arrival, message)`, a max-heap on the index.
+    kept: BinaryHeap<(usize, usize, String)>,
+    total: usize,
+}
+
+impl Listed {
+    fn add(&mut self, index: Option<usize>, message: String) {
+        self.total += 1;
+        self.kept
+            .push((index.unwrap_or(usize::MAX), self.total, message));
+        if self.kept.len() > LISTED_PROBLEMS {
+            self.kept.pop();
+        }
+    }
+
+    fn into_messages(self) -> (Vec<String>, usize) {
+        let total = self.total;
+        let messages = self
+            .kept
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(_, _, message)| message)
+            .collect();
+        (messages, total)
+    }
+}
+
+/// What `check` counts for its one-line report and the expectations.
+#[derive(Default)]
+struct Tally {
+    events: usize,
+    threads: BTreeSet<(i64, i64)>,
+    names: BTreeSet<String>,
+    phases: BTreeSet<String>,
+}
+
+impl Tally {
+    fn add(&mut self, event: &Event, names: bool) {
+        if event.is_metadata() {
+            return;
+        }
+        self.events += 1;
+        if let Some(thread) = event.thread() {
+            self.threads.insert(thread);
+        }
+        if names {
+            if let Some(name) = &event.name {
+                if !self.names.contains(name) {
+                    self.names.insert(name.clone());
+                }
+            }
+        }
+        if let Some(phase) = &event.ph {
+            if !self.phases.contains(phase.code()) {
+                self.phases.insert(phase.code().to_string());
+            }
+        }
+    }
+}
+
 fn run_check(command: &CheckCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let options = CheckOptions {
         allow_truncated: command.allow_truncated,
@@ -303,21 +378,32 @@ fn run_check(command: &CheckCommand, out: &mut dyn Write, err: &mut dyn Write) -
     let mut status = EXIT_OK;
     for file in &command.files {
         let shown = file.display();
-        let trace = match read_trace(file) {
-            Ok(trace) => trace,
+        let mut checker = Checker::new(options);
+        let mut tally = Tally::default();
+        let mut listed = Listed::default();
+        let read = stream_trace(file, |event| {
+            tally.add(&event, command.expect_names.is_some());
+            checker.push(&event, &mut |problem| {
+                listed.add(problem.index, problem.to_string())
+            });
+        });
+        let info = match read {
+            Ok(info) => info,
             Err(error) => {
                 say(err, error);
                 status = EXIT_FAILED;
                 continue;
             }
         };
-        let mut failures: Vec<String> = check_with(&trace, &options)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        failures.extend(unmet_expectations(command, &trace));
-        if failures.is_empty() {
-            let state = if trace.truncated {
+        checker.finish(info.truncated, info.partial_line, &mut |problem| {
+            listed.add(problem.index, problem.to_string())
+        });
+        for unmet in unmet_expectations(command, &tally) {
+            listed.add(None, unmet);
+        }
+        let (failures, total) = listed.into_messages();
+        if total == 0 {
+            let state = if info.truncated {
                 "ok (truncated)"
             } else {
                 "ok"
@@ -326,18 +412,27 @@ fn run_check(command: &CheckCommand, out: &mut dyn Write, err: &mut dyn Write) -
                 out,
                 format_args!(
                     "{shown}: {state}, {} events, {} threads",
-                    trace.event_count(),
-                    trace.thread_count()
+                    tally.events,
+                    tally.threads.len()
                 ),
             );
         } else {
             for failure in &failures {
                 say(err, format_args!("{shown}: {failure}"));
             }
-            let plural = if failures.len() == 1 { "" } else { "s" };
+            if total > failures.len() {
+                say(
+                    err,
+                    format_args!(
+                        "{shown}: ... and {} more problems, not listed",
+                        total - failures.len()
+                    ),
+                );
+            }
+            let plural = if total == 1 { "" } else { "s" };
             say(
                 err,
-                format_args!("{shown}: FAILED, {} problem{plural}", failures.len()),
+                format_args!("{shown}: FAILED, {total} problem{plural}"),
             );
             status = EXIT_FAILED;
         }
@@ -345,36 +440,30 @@ fn run_check(command: &CheckCommand, out: &mut dyn Write, err: &mut dyn Write) -
     status
 }
 
-fn unmet_expectations(command: &CheckCommand, trace: &Trace) -> Vec<String> {
+fn unmet_expectations(command: &CheckCommand, tally: &Tally) -> Vec<String> {
     let mut unmet = Vec::new();
     if let Some(expected) = command.expect_events {
-        let found = trace.event_count();
+        let found = tally.events;
         if found != expected {
             unmet.push(format!("expected {expected} events, found {found}"));
         }
     }
     if let Some(expected) = &command.expect_names {
-        let found: BTreeSet<String> = trace.names().into_iter().map(str::to_string).collect();
-        if let Some(difference) = set_difference(expected, &found, true) {
+        if let Some(difference) = set_difference(expected, &tally.names, true) {
             unmet.push(format!(
                 "event names differ from --expect-names: {difference}"
             ));
         }
     }
     if let Some(expected) = &command.expect_phases {
-        let found: BTreeSet<String> = trace
-            .phases()
-            .into_iter()
-            .map(|phase| phase.code().to_string())
-            .collect();
-        if let Some(difference) = set_difference(expected, &found, false) {
+        if let Some(difference) = set_difference(expected, &tally.phases, false) {
             unmet.push(format!(
                 "event phases differ from --expect-phases: {difference}"
             ));
         }
     }
     if let Some(minimum) = command.min_threads {
-        let found = trace.thread_count();
+        let found = tally.threads.len();
         if found < minimum {
             unmet.push(format!(
                 "expected at least {minimum} threads, found {found}"
@@ -421,19 +510,21 @@ fn set_difference(
 }
 
 fn run_summary(files: &[PathBuf], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let mut traces = Vec::new();
+    let mut summarizer = Summarizer::new();
     let mut status = EXIT_OK;
     for file in files {
-        match read_trace(file) {
-            Ok(trace) => traces.push(trace),
+        match stream_trace(file, |event| summarizer.push(&event)) {
+            Ok(info) => summarizer.end_trace(info.truncated),
             Err(error) => {
                 say(err, error);
                 status = EXIT_FAILED;
+                // Events of an unreadable file must not mix with the next.
+                summarizer.end_trace(false);
             }
         }
     }
     if status == EXIT_OK {
-        let _ = write!(out, "{}", summarize(&traces));
+        let _ = write!(out, "{}", summarizer.finish());
     }
     status
 }

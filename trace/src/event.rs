@@ -5,9 +5,10 @@
 //! [`FieldError`] behind, so that [`crate::check`] can report it without the
 //! reader having to reject the whole trace.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -166,55 +167,20 @@ impl Event {
     /// (`f64` unless they are integers); the trace reader keeps the exact
     /// text instead.
     pub fn from_json(object: Map<String, Value>, line: usize) -> Event {
-        Event::build(object, line, None, None)
+        Event::build(object, line)
     }
 
-    /// Builds an event from its members as raw JSON text, so that `ts` and
-    /// `dur` are read to the nanosecond.
-    pub(crate) fn from_raw(
-        members: BTreeMap<String, &RawValue>,
-        line: usize,
-    ) -> Result<Event, serde_json::Error> {
-        let mut object = Map::new();
-        let (mut ts_text, mut dur_text) = (None, None);
-        for (key, raw) in members {
-            match key.as_str() {
-                "ts" => ts_text = Some(raw.get()),
-                "dur" => dur_text = Some(raw.get()),
-                _ => {}
-            }
-            object.insert(key, serde_json::from_str(raw.get())?);
-        }
-        Ok(Event::build(object, line, ts_text, dur_text))
-    }
-
-    fn build(
-        mut object: Map<String, Value>,
-        line: usize,
-        ts_text: Option<&str>,
-        dur_text: Option<&str>,
-    ) -> Event {
+    fn build(mut object: Map<String, Value>, line: usize) -> Event {
         let mut errors = Vec::new();
         let name = take_string(&mut object, "name", &mut errors);
         let cat = take_string(&mut object, "cat", &mut errors);
         let ph = take_string(&mut object, "ph", &mut errors).map(|code| Phase::from_code(&code));
         let pid = take_integer(&mut object, "pid", &mut errors);
         let tid = take_integer(&mut object, "tid", &mut errors);
-        let (ts, ts_ns) = take_time(&mut object, "ts", ts_text, &mut errors);
-        let (dur, dur_ns) = take_time(&mut object, "dur", dur_text, &mut errors);
+        let (ts, ts_ns) = take_time(&mut object, "ts", None, &mut errors);
+        let (dur, dur_ns) = take_time(&mut object, "dur", None, &mut errors);
         let id = take_id(&mut object, &mut errors);
-        let args = match object.remove("args") {
-            None => Value::Null,
-            Some(Value::Object(map)) => Value::Object(map),
-            Some(other) => {
-                errors.push(FieldError {
-                    field: "args",
-                    expected: "an object",
-                    found: json_kind(&other),
-                });
-                Value::Null
-            }
-        };
+        let args = take_args(&mut object, &mut errors);
         Event {
             name,
             cat,
@@ -267,6 +233,275 @@ impl Event {
     }
 }
 
+/// The members of one event object as raw JSON text, as the trace reader
+/// reads them: the members an [`Event`] has are kept borrowed from the
+/// input, the others are skipped. Converting to an [`Event`] then parses
+/// each member into its type directly.
+#[derive(Default)]
+pub(crate) struct RawEvent<'a> {
+    name: Option<Typed<Cow<'a, str>>>,
+    cat: Option<Typed<Cow<'a, str>>>,
+    ph: Option<Typed<Cow<'a, str>>>,
+    pid: Option<Typed<i64>>,
+    tid: Option<Typed<i64>>,
+    ts: Option<&'a RawValue>,
+    dur: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    args: Option<&'a RawValue>,
+}
+
+/// A member read as the type it should have, or, when it has another JSON
+/// type, what it is (for a [`FieldError`]).
+type Typed<T> = Result<T, &'static str>;
+
+/// Reads a string member in one pass, borrowed when it has no escapes.
+struct Text<'a>(Typed<Cow<'a, str>>);
+
+/// Reads an integer member in one pass.
+struct Integer(Typed<i64>);
+
+/// What a value of a JSON type other than the expected one is.
+macro_rules! other_kinds {
+    ($value:ty) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<$value, E> {
+            Ok(Err("a boolean"))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<$value, E> {
+            Ok(Err("null"))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<$value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Err("an array"))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Err("an object"))
+        }
+    };
+}
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text<'de>, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Typed<Cow<'de, str>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Ok(Cow::Borrowed(text)))
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Ok(Cow::Owned(text.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Ok(Cow::Owned(text)))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            other_kinds!(Self::Value);
+        }
+        deserializer.deserialize_any(TextVisitor).map(Text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Integer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Integer, D::Error> {
+        struct IntegerVisitor;
+        const NOT_I64: &str = "a number that is not a 64-bit integer";
+        impl<'de> Visitor<'de> for IntegerVisitor {
+            type Value = Typed<i64>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+                Ok(Ok(value))
+            }
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+                Ok(i64::try_from(value).map_err(|_| NOT_I64))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Err(NOT_I64))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Err("a string"))
+            }
+            other_kinds!(Self::Value);
+        }
+        deserializer.deserialize_any(IntegerVisitor).map(Integer)
+    }
+}
+
+/// A member name of an event object.
+enum Member {
+    Name,
+    Cat,
+    Ph,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
+        struct MemberVisitor;
+        impl Visitor<'_> for MemberVisitor {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "name" => Member::Name,
+                    "cat" => Member::Cat,
+                    "ph" => Member::Ph,
+                    "pid" => Member::Pid,
+                    "tid" => Member::Tid,
+                    "ts" => Member::Ts,
+                    "dur" => Member::Dur,
+                    "id" => Member::Id,
+                    "args" => Member::Args,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawEvent<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawEvent<'de>, D::Error> {
+        struct EventVisitor;
+        impl<'de> Visitor<'de> for EventVisitor {
+            type Value = RawEvent<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent<'de>, A::Error> {
+                let mut raw = RawEvent::default();
+                // A repeated member takes its last value, as in a map.
+                while let Some(member) = map.next_key::<Member>()? {
+                    match member {
+                        Member::Name => raw.name = Some(map.next_value::<Text<'de>>()?.0),
+                        Member::Cat => raw.cat = Some(map.next_value::<Text<'de>>()?.0),
+                        Member::Ph => raw.ph = Some(map.next_value::<Text<'de>>()?.0),
+                        Member::Pid => raw.pid = Some(map.next_value::<Integer>()?.0),
+                        Member::Tid => raw.tid = Some(map.next_value::<Integer>()?.0),
+                        Member::Ts => raw.ts = Some(map.next_value()?),
+                        Member::Dur => raw.dur = Some(map.next_value()?),
+                        Member::Id => raw.id = Some(map.next_value()?),
+                        Member::Args => raw.args = Some(map.next_value()?),
+                        Member::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(raw)
+            }
+        }
+        deserializer.deserialize_map(EventVisitor)
+    }
+}
+
+impl RawEvent<'_> {
+    /// The event, with the same lenient typing as [`Event::from_json`] and
+    /// `ts` and `dur` read to the nanosecond from their text.
+    pub(crate) fn into_event(self, line: usize) -> Result<Event, serde_json::Error> {
+        let mut errors = Vec::new();
+        let name = typed(self.name, "name", "a string", &mut errors).map(Cow::into_owned);
+        let cat = typed(self.cat, "cat", "a string", &mut errors).map(Cow::into_owned);
+        let ph = typed(self.ph, "ph", "a string", &mut errors).map(|code| Phase::from_code(&code));
+        let pid = typed(self.pid, "pid", "an integer", &mut errors);
+        let tid = typed(self.tid, "tid", "an integer", &mut errors);
+        let (ts, ts_ns) = raw_time(self.ts, "ts", &mut errors)?;
+        let (dur, dur_ns) = raw_time(self.dur, "dur", &mut errors)?;
+        // `id` and `args` as `Event::from_json` reads them; their errors
+        // come after those of the fields above. Most events have neither.
+        let mut event = if self.id.is_none() && self.args.is_none() {
+            Event {
+                line,
+                ..Event::default()
+            }
+        } else {
+            let mut object = Map::new();
+            for (field, raw) in [("id", self.id), ("args", self.args)] {
+                if let Some(raw) = raw {
+                    object.insert(field.to_string(), serde_json::from_str(raw.get())?);
+                }
+            }
+            Event::build(object, line)
+        };
+        errors.append(&mut event.field_errors);
+        Ok(Event {
+            name,
+            cat,
+            ph,
+            pid,
+            tid,
+            ts,
+            ts_ns,
+            dur,
+            dur_ns,
+            field_errors: errors,
+            ..event
+        })
+    }
+}
+
+/// The value of a member read with [`Text`] or [`Integer`], recording a
+/// [`FieldError`] when it had another JSON type.
+fn typed<T>(
+    member: Option<Typed<T>>,
+    field: &'static str,
+    expected: &'static str,
+    errors: &mut Vec<FieldError>,
+) -> Option<T> {
+    match member? {
+        Ok(value) => Some(value),
+        Err(found) => {
+            errors.push(FieldError {
+                field,
+                expected,
+                found,
+            });
+            None
+        }
+    }
+}
+
+fn raw_time(
+    raw: Option<&RawValue>,
+    field: &'static str,
+    errors: &mut Vec<FieldError>,
+) -> Result<(Option<f64>, Option<i64>), serde_json::Error> {
+    let Some(raw) = raw else {
+        return Ok((None, None));
+    };
+    // The usual case, a JSON number, is also Rust's float syntax.
+    let text = raw.get();
+    if text.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        if let (Ok(micros), Some(nanos)) = (text.parse::<f64>(), micros_text_to_ns(text)) {
+            if micros.is_finite() {
+                return Ok((Some(micros), Some(nanos)));
+            }
+        }
+    }
+    let mut object = Map::new();
+    object.insert(field.to_string(), serde_json::from_str(raw.get())?);
+    Ok(take_time(&mut object, field, Some(raw.get()), errors))
+}
+
 /// Describes the JSON type of a value, with an article, for messages.
 pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
@@ -306,16 +541,35 @@ fn take_integer(
     if let Some(number) = value.as_i64() {
         return Some(number);
     }
-    let found = match value {
-        Value::Number(_) => "a number that is not a 64-bit integer",
-        ref other => json_kind(other),
-    };
     errors.push(FieldError {
         field,
         expected: "an integer",
-        found,
+        found: not_an_integer(&value),
     });
     None
+}
+
+/// What a value that should be an `i64` is, for messages.
+fn not_an_integer(value: &Value) -> &'static str {
+    match value {
+        Value::Number(_) => "a number that is not a 64-bit integer",
+        other => json_kind(other),
+    }
+}
+
+fn take_args(object: &mut Map<String, Value>, errors: &mut Vec<FieldError>) -> Value {
+    match object.remove("args") {
+        None => Value::Null,
+        Some(Value::Object(map)) => Value::Object(map),
+        Some(other) => {
+            errors.push(FieldError {
+                field: "args",
+                expected: "an object",
+                found: json_kind(&other),
+            });
+            Value::Null
+        }
+    }
 }
 
 /// Reads a time in microseconds as `f64` and as exact nanoseconds; `text`
@@ -358,6 +612,9 @@ fn take_time(
 /// rounding halves away from zero. `None` if it is not a JSON number or
 /// does not fit in an `i64`.
 pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
+    if let Some(nanos) = plain_micros_to_ns(text) {
+        return Some(nanos);
+    }
     let text = text.trim();
     let (negative, unsigned) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -417,6 +674,53 @@ pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
         nanos = -nanos;
     }
     i64::try_from(nanos).ok()
+}
+
+/// [`micros_text_to_ns`] for the usual `-?digits(.digits)?` without an
+/// exponent, in one pass without allocating; `None` for anything else and
+/// on overflow.
+fn plain_micros_to_ns(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let mut nanos: i64 = 0;
+    let mut whole_digits = 0;
+    // Fraction digits seen, or `None` before the `.`.
+    let mut fraction: Option<usize> = None;
+    let mut round_up = false;
+    for &byte in digits {
+        match (byte, fraction) {
+            (b'0'..=b'9', None) => {
+                nanos = nanos.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+                whole_digits += 1;
+            }
+            (b'0'..=b'9', Some(seen)) => {
+                if seen < 3 {
+                    nanos = nanos.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+                } else if seen == 3 {
+                    // Halves round away from zero.
+                    round_up = byte >= b'5';
+                }
+                fraction = Some(seen + 1);
+            }
+            (b'.', None) if whole_digits > 0 => fraction = Some(0),
+            _ => return None,
+        }
+    }
+    // `12.` is no JSON number.
+    if whole_digits == 0 || fraction == Some(0) {
+        return None;
+    }
+    let seen = fraction.unwrap_or(0);
+    for _ in seen.min(3)..3 {
+        nanos = nanos.checked_mul(10)?;
+    }
+    if round_up {
+        nanos = nanos.checked_add(1)?;
+    }
+    Some(if negative { -nanos } else { nanos })
 }
 
 fn take_id(object: &mut Map<String, Value>, errors: &mut Vec<FieldError>) -> Option<String> {
@@ -526,11 +830,51 @@ mod tests {
     }
 
     #[test]
+    fn the_one_pass_conversion_agrees_with_the_general_one() {
+        for text in [
+            "0",
+            "7",
+            "-7",
+            "12.5",
+            "12.",
+            "1.2345",
+            "1.2344",
+            "-1.2345",
+            "0.0005",
+            "-0.0004",
+            "1712345678901234.567",
+            "1712345678901234.5678",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "99999999999999999999",
+            "-",
+            ".5",
+            "1..2",
+            "1e3",
+            "01.5",
+        ] {
+            if let Some(fast) = plain_micros_to_ns(text) {
+                let mantissa = text.trim_start_matches('-');
+                let general = format!(
+                    "{}{mantissa}e0",
+                    if text.starts_with('-') { "-" } else { "" }
+                );
+                assert_eq!(Some(fast), micros_text_to_ns(&general), "{text}");
+            }
+        }
+        assert_eq!(
+            plain_micros_to_ns("1712345678901234.5675"),
+            Some(1_712_345_678_901_234_568)
+        );
+        assert_eq!(plain_micros_to_ns("12."), None);
+        assert_eq!(plain_micros_to_ns("9223372036854775.808"), None);
+    }
+
+    #[test]
     fn raw_members_keep_nanosecond_precision() {
         let text = r#"{"ph":"B","ts":1712345678901234.567,"dur":0.001}"#;
-        let members: BTreeMap<String, &RawValue> =
-            serde_json::from_str(text).expect("valid object");
-        let e = Event::from_raw(members, 1).expect("valid members");
+        let raw: RawEvent<'_> = serde_json::from_str(text).expect("valid object");
+        let e = raw.into_event(1).expect("valid members");
         assert_eq!(e.ts_ns, Some(1_712_345_678_901_234_567));
         assert_eq!(e.dur_ns, Some(1));
         assert_eq!(e.ph, Some(Phase::Begin));

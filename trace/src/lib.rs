@@ -15,14 +15,22 @@
 //!
 //! The crate has three parts:
 //!
-//! * reading: [`read_trace`] and [`parse_trace`] produce a [`Trace`] of
-//!   typed [`Event`]s, or a [`TraceError`] naming the file, line and what
+//! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
+//!   closure as it is read, holding one buffer of input whatever the
+//!   file's size; [`read_trace`] and [`parse_trace`] collect them into a
+//!   [`Trace`]. Errors are [`TraceError`]s naming the file, line and what
 //!   was expected;
-//! * checking: [`check`] lists structural [`Problem`]s, such as an `E`
-//!   without a `B` or a `B` never closed;
-//! * summarising: [`summary`] (or [`summarize`] for several files) gives
+//! * checking: [`Checker`] takes events one at a time and reports
+//!   structural [`Problem`]s, such as an `E` without a `B` or a `B` never
+//!   closed; [`check`] runs it over a [`Trace`];
+//! * summarising: [`Summarizer`] takes events one at a time and gives
 //!   per-function call counts and inclusive and self times, and per-thread
-//!   event counts; its `Display` prints them as a table.
+//!   event counts; [`summary`] (or [`summarize`] for several files) runs it
+//!   over [`Trace`]s. The [`Summary`]'s `Display` prints it as a table.
+//!
+//! Checking and summarising read only events, never the file format, and
+//! keep only what is open (spans not yet ended, names, threads), so a trace
+//! of any size is read in bounded memory.
 //!
 //! Timestamps are read from the decimal text to the nanosecond
 //! ([`Event::ts_ns`]): an `f64` of microseconds since the epoch resolves only
@@ -53,8 +61,8 @@ mod read;
 mod spans;
 mod summary;
 
-pub use check::{check, check_with, CheckOptions, Problem, ProblemKind};
+pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
-pub use read::{parse_trace, read_trace, Layout, Trace};
-pub use summary::{summarize, summary, FunctionStats, Summary, ThreadStats};
+pub use read::{parse_trace, read_trace, stream_reader, stream_trace, Layout, Trace, TraceInfo};
+pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};

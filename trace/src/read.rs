@@ -7,16 +7,15 @@
 //! input ends inside the outer layer, every event read so far is kept and
 //! [`Trace::truncated`] is set. Any other malformation is an error.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::TraceError;
-use crate::event::{json_kind, Event, Phase};
+use crate::event::{json_kind, Event, Phase, RawEvent};
 
 /// Which of the two trace layouts the text used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,14 +48,15 @@ pub struct Trace {
 }
 
 impl Trace {
-    fn empty(layout: Layout) -> Trace {
+    /// A trace of `events` read with [`stream_trace`], which returned `info`.
+    pub fn new(info: TraceInfo, events: Vec<Event>) -> Trace {
         Trace {
-            events: Vec::new(),
-            layout,
-            truncated: false,
-            partial_line: None,
-            display_time_unit: None,
-            other_data: None,
+            events,
+            layout: info.layout,
+            truncated: info.truncated,
+            partial_line: info.partial_line,
+            display_time_unit: info.display_time_unit,
+            other_data: info.other_data,
         }
     }
 
@@ -101,55 +101,107 @@ impl Trace {
     }
 }
 
-/// Reads and parses the trace file at `path`.
+/// What a trace says about itself, apart from its events: everything
+/// [`stream_trace`] learns besides the events it hands over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceInfo {
+    /// Which layout the text used.
+    pub layout: Layout,
+    /// Whether the text ended before the trace was closed (for example, no
+    /// final `]`). Every complete event was handed over.
+    pub truncated: bool,
+    /// When truncated in the middle of a value (usually a half-written
+    /// event), the line on which that incomplete value starts.
+    pub partial_line: Option<usize>,
+    /// `displayTimeUnit` of the object layout.
+    pub display_time_unit: Option<String>,
+    /// `otherData` of the object layout.
+    pub other_data: Option<Value>,
+}
+
+impl TraceInfo {
+    fn new(layout: Layout) -> TraceInfo {
+        TraceInfo {
+            layout,
+            truncated: false,
+            partial_line: None,
+            display_time_unit: None,
+            other_data: None,
+        }
+    }
+}
+
+/// Reads and parses the trace file at `path` into memory.
 ///
 /// Errors name the file. A file whose last multi-byte character was cut in
-/// half is treated like any other truncated trace.
+/// half is treated like any other truncated trace. To read a large file
+/// without holding its events, use [`stream_trace`].
 pub fn read_trace(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
-    let path = path.as_ref();
-    let bytes = fs::read(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_bytes(&bytes).map_err(|error| error.in_file(path))
+    let mut events = Vec::new();
+    let info = stream_trace(path, |event| events.push(event))?;
+    Ok(Trace::new(info, events))
 }
 
 /// Parses trace text in either layout, recovering a truncated trace.
 pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
-    Parser::new(text).trace()
+    parse_bytes(text.as_bytes())
 }
 
 fn parse_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
-    let error = match std::str::from_utf8(bytes) {
-        Ok(text) => return parse_trace(text),
-        Err(error) => error,
-    };
-    let valid = &bytes[..error.valid_up_to()];
-    let text = std::str::from_utf8(valid).unwrap_or_default();
-    let (line, column) = end_position(text);
-    let invalid = || TraceError::Json {
-        path: None,
-        line,
-        column,
-        detail: "the text is not valid UTF-8".to_string(),
-    };
-    if error.error_len().is_some() {
-        return Err(invalid());
+    let mut events = Vec::new();
+    let info = stream_reader(bytes, |event| events.push(event))?;
+    Ok(Trace::new(info, events))
+}
+
+/// Reads the trace file at `path` event by event, handing each event to
+/// `sink` in file order, and returns what the trace says about itself.
+///
+/// Memory does not grow with the file: the reader holds one buffer of
+/// input (1 MiB, or the size of the largest event) and the event being
+/// parsed. Errors name the file; events handed over before an error stay
+/// handed over.
+pub fn stream_trace(
+    path: impl AsRef<Path>,
+    sink: impl FnMut(Event),
+) -> Result<TraceInfo, TraceError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    stream_reader(file, sink).map_err(|error| error.in_file(path))
+}
+
+/// Like [`stream_trace`], for trace text from any reader. Errors name no
+/// file (I/O errors name an empty path).
+pub fn stream_reader(
+    input: impl Read,
+    mut sink: impl FnMut(Event),
+) -> Result<TraceInfo, TraceError> {
+    Parser::new(input).trace(&mut sink)
+}
+
+/// `error`, from parsing a value at the start of `text`, or the error that
+/// says the value is incomplete when it is. When skipping over a raw value,
+/// `serde_json` reports some numbers cut short by the end of the input
+/// (`1e`, `12.`) as invalid rather than incomplete; parsing as a `Value`
+/// tells the two apart reliably.
+fn eof_or(error: serde_json::Error, text: &[u8]) -> serde_json::Error {
+    if error.is_eof() {
+        return error;
     }
-    // The input ends inside a multi-byte character: a write was cut short.
-    let trace = parse_trace(text)?;
-    if trace.truncated {
-        Ok(trace)
-    } else {
-        Err(invalid())
+    match serde_json::Deserializer::from_slice(text)
+        .into_iter::<Value>()
+        .next()
+    {
+        Some(Err(again)) => again,
+        _ => error,
     }
 }
 
-/// The 1-based line and column just past the end of `text`.
-fn end_position(text: &str) -> (usize, usize) {
-    let line = 1 + text.bytes().filter(|&b| b == b'\n').count();
-    let last_line = text.rsplit('\n').next().unwrap_or("");
-    (line, last_line.chars().count() + 1)
+/// The number of characters in UTF-8 `bytes`.
+fn utf8_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count()
 }
 
 /// Why parsing stopped early.
@@ -162,7 +214,10 @@ enum Stop {
 
 const TOP_LEVEL: &str = "`[` (an array of events) or `{` (an object with \"traceEvents\")";
 
-/// A remembered cursor position.
+/// How much input is read at a time.
+const CHUNK: usize = 1 << 20;
+
+/// A remembered cursor position (offsets from the start of the input).
 #[derive(Debug, Clone, Copy)]
 struct Mark {
     pos: usize,
@@ -170,53 +225,75 @@ struct Mark {
     line_start: usize,
 }
 
-struct Parser<'a> {
-    text: &'a str,
+/// The reader walks the outer layer of the document (the array of events,
+/// or the object that holds `traceEvents`) by hand over a buffer it refills
+/// from the input, and hands each member to `serde_json`. Offsets are from
+/// the start of the input; `buf` holds the input from `buf_start` on.
+struct Parser<R> {
+    input: R,
+    /// How much to read at a time, at least.
+    chunk: usize,
+    buf: Vec<u8>,
+    buf_start: usize,
+    /// The end of the input that may be parsed: valid UTF-8, without the
+    /// zero bytes the buffer ends with (some file systems leave zero bytes
+    /// after the data of a file whose writer died).
+    avail: usize,
+    /// The end of the input checked to be valid UTF-8.
+    checked: usize,
+    /// The input holds invalid UTF-8 at `checked`.
+    invalid_utf8: bool,
+    /// The input has no more bytes.
+    input_done: bool,
     pos: usize,
     line: usize,
     line_start: usize,
+    /// Characters of the cursor's line that are no longer in `buf`.
+    line_chars_dropped: usize,
 }
 
-impl<'a> Parser<'a> {
-    fn new(text: &'a str) -> Parser<'a> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        // Some file systems leave zero bytes after the data of a file whose
-        // writer died; they are not part of the trace.
-        let text = text.trim_end_matches('\0');
+impl<R: Read> Parser<R> {
+    fn new(input: R) -> Parser<R> {
+        Parser::with_chunk(input, CHUNK)
+    }
+
+    fn with_chunk(input: R, chunk: usize) -> Parser<R> {
         Parser {
-            text,
+            input,
+            chunk,
+            buf: Vec::new(),
+            buf_start: 0,
+            avail: 0,
+            checked: 0,
+            invalid_utf8: false,
+            input_done: false,
             pos: 0,
             line: 1,
             line_start: 0,
+            line_chars_dropped: 0,
         }
     }
 
-    fn trace(mut self) -> Result<Trace, TraceError> {
-        self.skip_whitespace();
-        let (mut trace, outcome) = match self.peek() {
-            Some(b'[') => {
-                let mut trace = Trace::empty(Layout::Array);
-                let outcome = self.events(&mut trace.events);
-                (trace, outcome)
+    fn trace(mut self, sink: &mut dyn FnMut(Event)) -> Result<TraceInfo, TraceError> {
+        let outcome = self.layout(sink);
+        // Reaching invalid UTF-8 explains whatever else went wrong there.
+        let at_invalid = self.invalid_utf8 && self.pos >= self.avail;
+        let (mut info, outcome) = match outcome {
+            Err(Stop::Failed(_)) | Err(Stop::Truncated { .. }) if at_invalid => {
+                return Err(self.utf8_error())
             }
-            Some(b'{') => {
-                let mut trace = Trace::empty(Layout::Object);
-                let outcome = self.object(&mut trace);
-                (trace, outcome)
-            }
-            None => {
-                return Err(self.layout_error(format!("the input is empty; expected {TOP_LEVEL}")))
-            }
-            Some(_) => {
-                return Err(
-                    self.layout_error(format!("expected {TOP_LEVEL}, found {}", self.found()))
-                )
-            }
+            Ok((info, outcome)) => (info, outcome),
+            Err(Stop::Failed(error)) => return Err(error),
+            Err(Stop::Truncated { .. }) => unreachable!("an empty input is an error"),
         };
         match outcome {
             Ok(()) => {
-                self.skip_whitespace();
-                if self.peek().is_some() {
+                self.skip_whitespace()
+                    .map_err(|stop| self.stop_error(stop))?;
+                if self.invalid_utf8 || self.cut_character() {
+                    return Err(self.utf8_error());
+                }
+                if self.peek().map_err(|stop| self.stop_error(stop))?.is_some() {
                     return Err(self.json_error(format!(
                         "expected nothing after the end of the trace, found {}",
                         self.found()
@@ -224,19 +301,69 @@ impl<'a> Parser<'a> {
                 }
             }
             Err(Stop::Truncated { partial_line }) => {
-                trace.truncated = true;
-                trace.partial_line = partial_line;
+                if self.invalid_utf8 {
+                    return Err(self.utf8_error());
+                }
+                info.truncated = true;
+                info.partial_line = partial_line;
             }
-            Err(Stop::Failed(error)) => return Err(error),
+            Err(Stop::Failed(error)) => {
+                return Err(if at_invalid { self.utf8_error() } else { error })
+            }
         }
-        Ok(trace)
+        Ok(info)
+    }
+
+    fn stop_error(&self, stop: Stop) -> TraceError {
+        match stop {
+            Stop::Failed(error) => error,
+            Stop::Truncated { .. } => self.utf8_error(),
+        }
+    }
+
+    /// Reads the top level: which layout, then its events. The outer
+    /// `Result` is for an input that is no trace at all.
+    #[allow(clippy::type_complexity)]
+    fn layout(
+        &mut self,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<(TraceInfo, Result<(), Stop>), Stop> {
+        self.skip_bom()?;
+        self.skip_whitespace()?;
+        match self.peek()? {
+            Some(b'[') => {
+                let info = TraceInfo::new(Layout::Array);
+                let outcome = self.events(sink);
+                Ok((info, outcome))
+            }
+            Some(b'{') => {
+                let mut info = TraceInfo::new(Layout::Object);
+                let outcome = self.object(&mut info, sink);
+                Ok((info, outcome))
+            }
+            None => Err(Stop::Failed(
+                self.layout_error(format!("the input is empty; expected {TOP_LEVEL}")),
+            )),
+            Some(_) => Err(Stop::Failed(
+                self.layout_error(format!("expected {TOP_LEVEL}, found {}", self.found())),
+            )),
+        }
+    }
+
+    fn skip_bom(&mut self) -> Result<(), Stop> {
+        while self.buf.len() < 3 && self.fill()? {}
+        if self.buf.starts_with("\u{feff}".as_bytes()) {
+            self.pos = 3;
+            self.line_start = 3;
+        }
+        Ok(())
     }
 
     /// Parses an array of events; the cursor is on `[`.
-    fn events(&mut self, events: &mut Vec<Event>) -> Result<(), Stop> {
+    fn events(&mut self, sink: &mut dyn FnMut(Event)) -> Result<(), Stop> {
         self.bump();
-        self.skip_whitespace();
-        match self.peek() {
+        self.skip_whitespace()?;
+        match self.peek()? {
             None => return Err(Stop::Truncated { partial_line: None }),
             Some(b']') => {
                 self.bump();
@@ -246,17 +373,22 @@ impl<'a> Parser<'a> {
         }
         loop {
             let start = self.mark();
-            if self.peek() != Some(b'{') {
+            if self.peek()? != Some(b'{') {
                 let other = self.value()?;
                 return Err(Stop::Failed(self.layout_error_at(
                     start,
                     format!("expected an event object, found {}", json_kind(&other)),
                 )));
             }
-            let members: BTreeMap<String, &RawValue> = self.parse_one()?;
-            let event = Event::from_raw(members, start.line)
-                .map_err(|error| Stop::Failed(self.layout_error_at(start, error.to_string())))?;
-            events.push(event);
+            let line = start.line;
+            let event = self.parse_one(|bytes| {
+                let mut stream =
+                    serde_json::Deserializer::from_slice(bytes).into_iter::<RawEvent<'_>>();
+                let parsed = stream.next()?;
+                let end = stream.byte_offset();
+                Some(parsed.and_then(|raw| Ok((raw.into_event(line)?, end))))
+            })?;
+            sink(event);
             if !self.another_item(b']', "event")? {
                 return Ok(());
             }
@@ -264,16 +396,16 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses the object layout; the cursor is on `{`.
-    fn object(&mut self, trace: &mut Trace) -> Result<(), Stop> {
+    fn object(&mut self, info: &mut TraceInfo, sink: &mut dyn FnMut(Event)) -> Result<(), Stop> {
         let start = self.mark();
         let mut has_events = false;
         self.bump();
-        self.skip_whitespace();
-        match self.peek() {
+        self.skip_whitespace()?;
+        match self.peek()? {
             None => return Err(Stop::Truncated { partial_line: None }),
             Some(b'}') => self.bump(),
             Some(_) => loop {
-                if self.peek() != Some(b'"') {
+                if self.peek()? != Some(b'"') {
                     return Err(Stop::Failed(self.json_error(format!(
                         "expected a member name in double quotes, found {}",
                         self.found()
@@ -288,8 +420,8 @@ impl<'a> Parser<'a> {
                         ))))
                     }
                 };
-                self.skip_whitespace();
-                match self.peek() {
+                self.skip_whitespace()?;
+                match self.peek()? {
                     None => return Err(Stop::Truncated { partial_line: None }),
                     Some(b':') => self.bump(),
                     Some(_) => {
@@ -299,9 +431,9 @@ impl<'a> Parser<'a> {
                         ))))
                     }
                 }
-                self.skip_whitespace();
+                self.skip_whitespace()?;
                 let value_start = self.mark();
-                match (key.as_str(), self.peek()) {
+                match (key.as_str(), self.peek()?) {
                     (_, None) => return Err(Stop::Truncated { partial_line: None }),
                     ("traceEvents", _) if has_events => {
                         return Err(Stop::Failed(self.layout_error_at(
@@ -311,7 +443,7 @@ impl<'a> Parser<'a> {
                     }
                     ("traceEvents", Some(b'[')) => {
                         has_events = true;
-                        self.events(&mut trace.events)?;
+                        self.events(sink)?;
                     }
                     ("traceEvents", Some(_)) => {
                         let value = self.value()?;
@@ -324,7 +456,7 @@ impl<'a> Parser<'a> {
                         )));
                     }
                     ("displayTimeUnit", Some(_)) => match self.value()? {
-                        Value::String(unit) => trace.display_time_unit = Some(unit),
+                        Value::String(unit) => info.display_time_unit = Some(unit),
                         other => {
                             return Err(Stop::Failed(self.layout_error_at(
                                 value_start,
@@ -335,7 +467,7 @@ impl<'a> Parser<'a> {
                             )))
                         }
                     },
-                    ("otherData", Some(_)) => trace.other_data = Some(self.value()?),
+                    ("otherData", Some(_)) => info.other_data = Some(self.value()?),
                     (_, Some(_)) => {
                         self.value()?;
                     }
@@ -357,47 +489,108 @@ impl<'a> Parser<'a> {
 
     /// Parses one JSON value and moves past it.
     fn value(&mut self) -> Result<Value, Stop> {
-        self.parse_one()
+        self.parse_one(|bytes| {
+            let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+            let parsed = stream.next()?;
+            let end = stream.byte_offset();
+            Some(parsed.map(|value| (value, end)))
+        })
     }
 
-    /// Parses one JSON value into `T` with `serde_json` and moves past it.
-    fn parse_one<T: Deserialize<'a>>(&mut self) -> Result<T, Stop> {
+    /// Parses one value at the cursor with `parse`, which returns it and
+    /// the number of bytes it took (`None` when there is nothing but
+    /// whitespace), and moves past it. Reads more input while the value
+    /// is incomplete.
+    fn parse_one<T>(
+        &mut self,
+        parse: impl Fn(&[u8]) -> Option<Result<(T, usize), serde_json::Error>>,
+    ) -> Result<T, Stop> {
         let start_line = self.line;
-        let text: &'a str = self.text;
-        let rest = &text[self.pos..];
-        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<T>();
-        match stream.next() {
-            Some(Ok(value)) => {
-                let end = self.pos + stream.byte_offset();
-                self.advance_to(end);
-                Ok(value)
+        loop {
+            let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
+            let outcome = parse(rest).map(|parsed| parsed.map_err(|error| eof_or(error, rest)));
+            let complete = match &outcome {
+                // A number that reaches the end of the buffer may go on.
+                Some(Ok((_, end))) => *end < rest.len() || self.input_done,
+                Some(Err(error)) => !error.is_eof(),
+                None => false,
+            };
+            if !complete && self.fill()? {
+                continue;
             }
-            Some(Err(error)) => {
-                // When skipping over a raw value, `serde_json` reports some
-                // numbers cut short by the end of the input (`1e`) as invalid
-                // rather than incomplete; parsing as a `Value` tells the two
-                // apart reliably.
-                let error = if error.is_eof() {
-                    error
-                } else {
-                    match serde_json::Deserializer::from_str(rest)
-                        .into_iter::<Value>()
-                        .next()
-                    {
-                        Some(Err(again)) => again,
-                        _ => error,
-                    }
-                };
-                if error.is_eof() {
-                    Err(Stop::Truncated {
-                        partial_line: Some(start_line),
-                    })
-                } else {
-                    Err(Stop::Failed(self.serde_error(&error)))
+            return match outcome {
+                Some(Ok((value, end))) => {
+                    self.advance_to(self.pos + end);
+                    Ok(value)
                 }
-            }
-            None => Err(Stop::Truncated { partial_line: None }),
+                Some(Err(error)) if error.is_eof() => Err(Stop::Truncated {
+                    partial_line: Some(start_line),
+                }),
+                Some(Err(error)) => Err(Stop::Failed(self.serde_error(&error))),
+                None => Err(Stop::Truncated { partial_line: None }),
+            };
         }
+    }
+
+    /// Reads more input; false when there is no more to parse.
+    fn fill(&mut self) -> Result<bool, Stop> {
+        if self.input_done || self.invalid_utf8 {
+            return Ok(false);
+        }
+        // Drop what the cursor has passed once it is most of the buffer.
+        let passed = self.pos - self.buf_start;
+        if passed > 0 && passed >= self.buf.len() / 2 {
+            if self.line_start < self.pos {
+                let from = self.line_start.max(self.buf_start) - self.buf_start;
+                self.line_chars_dropped += utf8_chars(&self.buf[from..passed]);
+            }
+            self.buf.drain(..passed);
+            self.buf_start = self.pos;
+        }
+        // Read at least as much as is buffered, so that a value much
+        // larger than a chunk is parsed a bounded number of times.
+        let want = self.chunk.max(self.buf.len());
+        let read = match (&mut self.input)
+            .take(want as u64)
+            .read_to_end(&mut self.buf)
+        {
+            Ok(read) => read,
+            Err(source) => {
+                return Err(Stop::Failed(TraceError::Io {
+                    path: Default::default(),
+                    source,
+                }))
+            }
+        };
+        if read == 0 {
+            self.input_done = true;
+            return Ok(false);
+        }
+        let unchecked = &self.buf[self.checked - self.buf_start..];
+        match std::str::from_utf8(unchecked) {
+            Ok(_) => self.checked += unchecked.len(),
+            Err(error) => {
+                self.checked += error.valid_up_to();
+                // An incomplete character may be completed by the next read.
+                self.invalid_utf8 = error.error_len().is_some();
+            }
+        }
+        let checked = &self.buf[..self.checked - self.buf_start];
+        let zeros = checked.iter().rev().take_while(|&&b| b == 0).count();
+        let avail = self.checked - zeros;
+        let grew = avail > self.avail;
+        self.avail = self.avail.max(avail);
+        if grew {
+            Ok(true)
+        } else {
+            // Zero bytes or part of a character: read on.
+            self.fill()
+        }
+    }
+
+    /// Whether the input ends in part of a character.
+    fn cut_character(&self) -> bool {
+        self.input_done && self.checked < self.buf_start + self.buf.len()
     }
 
     /// After an item of an array or object: consumes `,` (true: another
@@ -410,13 +603,13 @@ impl<'a> Parser<'a> {
         } else {
             "a"
         };
-        self.skip_whitespace();
-        match self.peek() {
+        self.skip_whitespace()?;
+        match self.peek()? {
             None => Err(Stop::Truncated { partial_line: None }),
             Some(b',') => {
                 self.bump();
-                self.skip_whitespace();
-                match self.peek() {
+                self.skip_whitespace()?;
+                match self.peek()? {
                     None => Err(Stop::Truncated { partial_line: None }),
                     Some(c) if c == close => Err(Stop::Failed(self.json_error(format!(
                         "expected another {item} after `,`, found `{close_char}`"
@@ -435,8 +628,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
+    /// The byte at the cursor, reading more input if needed; `None` at the
+    /// end of what can be parsed.
+    fn peek(&mut self) -> Result<Option<u8>, Stop> {
+        while self.pos >= self.avail {
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[self.pos - self.buf_start]))
     }
 
     /// Moves past one ASCII byte.
@@ -444,21 +644,31 @@ impl<'a> Parser<'a> {
         self.advance_to(self.pos + 1);
     }
 
-    fn skip_whitespace(&mut self) {
-        let skipped = self.text.as_bytes()[self.pos..]
-            .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-            .count();
-        self.advance_to(self.pos + skipped);
+    fn skip_whitespace(&mut self) -> Result<(), Stop> {
+        while let Some(byte) = self.peek()? {
+            if !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+                break;
+            }
+            let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
+            let skipped = rest
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .count();
+            self.advance_to(self.pos + skipped);
+        }
+        Ok(())
     }
 
     fn advance_to(&mut self, end: usize) {
-        let end = end.min(self.text.len());
-        for (offset, byte) in self.text.as_bytes()[self.pos..end].iter().enumerate() {
-            if *byte == b'\n' {
-                self.line += 1;
-                self.line_start = self.pos + offset + 1;
-            }
+        let end = end.min(self.avail);
+        let from = self.pos - self.buf_start;
+        let passed = &self.buf[from..end - self.buf_start];
+        let newlines = passed.iter().filter(|&&b| b == b'\n').count();
+        if newlines > 0 {
+            self.line += newlines;
+            let last = passed.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+            self.line_start = self.pos + last + 1;
+            self.line_chars_dropped = 0;
         }
         self.pos = end;
     }
@@ -476,10 +686,14 @@ impl<'a> Parser<'a> {
     /// errors: counting is linear in the length of the line, and a trace
     /// may be one very long line.
     fn column_of(&self, mark: Mark) -> usize {
-        self.text
-            .get(mark.line_start..mark.pos)
-            .map_or(0, |prefix| prefix.chars().count())
-            + 1
+        let from = mark.line_start.max(self.buf_start) - self.buf_start;
+        let to = mark.pos.max(self.buf_start) - self.buf_start;
+        let dropped = if mark.line_start < self.buf_start {
+            self.line_chars_dropped
+        } else {
+            0
+        };
+        dropped + self.buf.get(from..to).map_or(0, utf8_chars) + 1
     }
 
     /// The 1-based column of the cursor, in characters.
@@ -489,14 +703,39 @@ impl<'a> Parser<'a> {
 
     /// Describes what is at the cursor, for messages.
     fn found(&self) -> String {
-        match self
-            .text
-            .get(self.pos..)
-            .and_then(|rest| rest.chars().next())
-        {
+        let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
+        let head = &rest[..rest.len().min(4)];
+        let head = match std::str::from_utf8(head) {
+            Ok(text) => text,
+            Err(error) => std::str::from_utf8(&head[..error.valid_up_to()]).unwrap_or_default(),
+        };
+        match head.chars().next() {
             None => "the end of the input".to_string(),
             Some(c) if c.is_control() => format!("character {:?}", c),
             Some(c) => format!("`{c}`"),
+        }
+    }
+
+    /// The input is not UTF-8 at `checked`: positioned there.
+    fn utf8_error(&self) -> TraceError {
+        let (mut line, mut line_start) = (self.line, self.line_start);
+        let from = self.pos.max(self.buf_start) - self.buf_start;
+        let to = self.checked - self.buf_start;
+        for (offset, byte) in self.buf[from..to].iter().enumerate() {
+            if *byte == b'\n' {
+                line += 1;
+                line_start = from + self.buf_start + offset + 1;
+            }
+        }
+        TraceError::Json {
+            path: None,
+            line,
+            column: self.column_of(Mark {
+                pos: self.checked,
+                line,
+                line_start,
+            }),
+            detail: "the text is not valid UTF-8".to_string(),
         }
     }
 
@@ -646,6 +885,37 @@ mod tests {
                 full.events.starts_with(&trace.events),
                 "prefix of {end} bytes"
             );
+        }
+    }
+
+    #[test]
+    fn input_read_in_small_chunks_gives_the_same_trace_and_errors() {
+        let texts: [&[u8]; 8] = [
+            ARRAY.as_bytes(),
+            "\u{feff}[\n{\"name\":\"ä\",\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":12.5}\n]\0\0"
+                .as_bytes(),
+            b"{\"otherData\":{\"n\":12345},\"traceEvents\":[{\"ph\":\"i\",\"ts\":1}],\"x\":12}",
+            b"[\n{\"ph\":\"i\"},\n{\"ph\":\"i\",\"ts\":1.5",
+            b"[\n{\"ph\":\"i\"},\n  {\"ph\" \"i\"}\n]",
+            b"[\n{\"name\":\"\xff\"}]",
+            b"[\n{\"name\":\"a\",\"ph\":\"i\"},\n{\"name\":\"\xc3",
+            b"[] x",
+        ];
+        for text in texts {
+            let whole = parse_bytes(text).map_err(|error| error.to_string());
+            for chunk in 1..=7 {
+                let mut events = Vec::new();
+                let read = Parser::with_chunk(text, chunk)
+                    .trace(&mut |event| events.push(event))
+                    .map(|info| Trace::new(info, events))
+                    .map_err(|error| error.to_string());
+                assert_eq!(
+                    read,
+                    whole,
+                    "{} in chunks of {chunk}",
+                    String::from_utf8_lossy(text)
+                );
+            }
         }
     }
 

@@ -3,16 +3,19 @@
 //! A *span* is a matched `B`/`E` pair, an `X` event, or a matched `b`/`e`
 //! pair. Spans on one thread (`B`/`E` and `X`) nest by time: the self time
 //! of a span is its duration less the time covered by the spans directly
-//! inside it. Asynchronous spans (`b`/`e`) do not nest, so their self time
-//! is their whole duration. A function that calls itself contributes every
+//! inside it. Asynchronous spans (`b`/`e`, paired by pid, category, id,
+//! name and time, wherever they are in the file) do not nest, so their self
+//! time is their whole duration. A function that calls itself contributes every
 //! level of the recursion to its total.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 use std::fmt;
 
 use crate::event::{Event, Phase};
 use crate::read::Trace;
-use crate::spans::{match_events, Mismatch, Thread};
+use crate::spans::{Matched, Matcher, Mismatch, Seen, Thread};
 
 /// Statistics of all spans with one name. Times are in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,175 +127,383 @@ pub fn summary(trace: &Trace) -> Summary {
 /// Summarises several traces together, as the processes of one run.
 ///
 /// Spans are matched within each trace; statistics of the same name are
-/// merged across traces.
+/// merged across traces. [`Summarizer`] does the same one event at a time.
 pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
-    let mut result = Summary::default();
-    let mut functions: BTreeMap<String, FunctionStats> = BTreeMap::new();
-    let mut threads: Vec<ThreadStats> = Vec::new();
-
+    let mut summarizer = Summarizer::new();
     for trace in traces {
-        result.traces += 1;
-        if trace.truncated {
-            result.truncated_traces += 1;
+        for event in &trace.events {
+            summarizer.push(event);
         }
-        add_spans(trace, &mut functions, &mut result.open_spans);
-        add_counts(trace, &mut result, &mut threads);
+        summarizer.end_trace(trace.truncated);
+    }
+    summarizer.finish()
+}
+
+/// Summarises traces one event at a time, as [`summarize`] does.
+///
+/// Memory is bounded by what is open, not by the length of the traces: the
+/// statistics of each distinct name, the threads, the `B`s not yet closed
+/// and the `b`s and `e`s not yet paired, and the spans of a thread that a
+/// span yet to be read could still contain or be contained in. On a thread
+/// with only `B`/`E` events that is one span per open `B`; `X` events are
+/// kept until the span that contains them has been read (a thread whose
+/// `X` events come in order of their start keeps only the spans around
+/// the latest one).
+#[derive(Debug, Default)]
+pub struct Summarizer {
+    result: Summary,
+    /// Index into `stats` of each name.
+    names: HashMap<String, usize>,
+    stats: Vec<FunctionStats>,
+    threads: Vec<ThreadStats>,
+    trace: TraceState,
+}
+
+/// What a [`Summarizer`] keeps about the trace being read.
+#[derive(Debug, Default)]
+struct TraceState {
+    matcher: Matcher,
+    index: usize,
+    nesting: HashMap<Thread, Nesting>,
+    pids: BTreeSet<i64>,
+    counts: BTreeMap<Thread, usize>,
+    thread_names: BTreeMap<Thread, String>,
+}
+
+impl Summarizer {
+    /// A summariser with nothing read yet.
+    pub fn new() -> Summarizer {
+        Summarizer::default()
     }
 
-    result.functions = functions.into_values().collect();
-    result.functions.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    threads.sort_by_key(|thread| (thread.pid, thread.tid));
-    result.threads = threads;
-    result
-}
-
-/// A completed span of one trace.
-struct Span<'a> {
-    name: &'a str,
-    start: i64,
-    end: i64,
-    /// The thread, for spans that nest (`B`/`E` and `X`).
-    nested_on: Option<Thread>,
-}
-
-fn add_spans(
-    trace: &Trace,
-    functions: &mut BTreeMap<String, FunctionStats>,
-    open_spans: &mut usize,
-) {
-    let events = &trace.events;
-    let matching = match_events(events);
-    *open_spans += matching
-        .mismatches
-        .iter()
-        .filter(|m| {
-            matches!(
-                m,
-                Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }
-            )
-        })
-        .count();
-
-    let mut spans: Vec<Span> = Vec::new();
-    for pair in &matching.pairs {
-        let (begin, end) = (&events[pair.begin], &events[pair.end]);
-        if let (Some(start), Some(stop)) = (begin.ts_ns, end.ts_ns) {
-            if stop >= start {
-                spans.push(Span {
-                    name: span_name(begin),
-                    start,
-                    end: stop,
-                    nested_on: if pair.nested { begin.thread() } else { None },
-                });
+    /// Adds the next event of the current trace.
+    pub fn push(&mut self, event: &Event) {
+        let index = self.trace.index;
+        self.trace.index += 1;
+        if event.is_metadata() {
+            if event.name.as_deref() == Some("thread_name") {
+                if let (Some(thread), Some(name)) = (event.thread(), event.args["name"].as_str()) {
+                    self.trace.thread_names.insert(thread, name.to_string());
+                }
             }
+        } else {
+            self.count(event);
         }
-    }
-    for event in events {
-        if event.ph != Some(Phase::Complete) {
-            continue;
-        }
-        // A complete event without a usable duration ends where it starts
-        // (`end_ns`) and is no span.
-        if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
-            if event.dur_ns.is_some_and(|d| d >= 0) {
-                spans.push(Span {
-                    name: span_name(event),
-                    start,
-                    end,
-                    nested_on: event.thread(),
-                });
-            }
-        }
-    }
 
-    let nested_time = time_in_children(&spans);
-    for (span, inner) in spans.iter().zip(nested_time) {
-        let duration = span.end - span.start;
-        let self_time = (duration - inner).max(0);
-        functions
-            .entry(span.name.to_string())
-            .or_insert_with(|| FunctionStats::new(span.name))
-            .add(duration, self_time);
-    }
-}
-
-fn span_name(event: &Event) -> &str {
-    event.name.as_deref().unwrap_or("(unnamed)")
-}
-
-/// For each span, the time covered by the spans directly inside it on the
-/// same thread.
-fn time_in_children(spans: &[Span]) -> Vec<i64> {
-    let mut inner = vec![0; spans.len()];
-    let mut by_thread: BTreeMap<Thread, Vec<usize>> = BTreeMap::new();
-    for (index, span) in spans.iter().enumerate() {
-        if let Some(thread) = span.nested_on {
-            by_thread.entry(thread).or_default().push(index);
-        }
-    }
-    for mut order in by_thread.into_values() {
-        // Outer spans first: earlier start, then later end.
-        order.sort_by(|&a, &b| {
-            spans[a]
-                .start
-                .cmp(&spans[b].start)
-                .then_with(|| spans[b].end.cmp(&spans[a].end))
-        });
-        let mut open: Vec<usize> = Vec::new();
-        for index in order {
-            let span = &spans[index];
-            while open
-                .last()
-                .is_some_and(|&parent| spans[parent].end <= span.start)
+        // An event closes at most one span.
+        let mut pair = None;
+        self.trace.matcher.push(index, event, &mut |matched| {
+            if let Matched::Pair {
+                begin,
+                end_ts_ns,
+                nested,
+            } = matched
             {
-                open.pop();
+                pair = Some((begin, end_ts_ns, nested));
             }
-            if let Some(&parent) = open.last() {
-                let covered = span.end.min(spans[parent].end) - span.start;
-                inner[parent] += covered.max(0);
-            }
-            open.push(index);
-        }
-    }
-    inner
-}
-
-fn add_counts(trace: &Trace, result: &mut Summary, threads: &mut Vec<ThreadStats>) {
-    let mut names: BTreeMap<Thread, String> = BTreeMap::new();
-    for event in &trace.events {
-        if event.is_metadata() && event.name.as_deref() == Some("thread_name") {
-            if let (Some(thread), Some(name)) = (event.thread(), event.args["name"].as_str()) {
-                names.insert(thread, name.to_string());
+        });
+        if let Some((begin, end_ts_ns, nested)) = pair {
+            if let (Some(start), Some(end)) = (begin.ts_ns, end_ts_ns) {
+                if end >= start {
+                    let name = self.name_index(span_name(begin.name.as_deref()));
+                    match (nested, begin.thread) {
+                        (true, Some(thread)) => self.nest(thread, start, end, name, false),
+                        _ => self.stats[name].add(end - start, end - start),
+                    }
+                }
             }
         }
+
+        if event.ph == Some(Phase::Complete) {
+            // A complete event without a usable duration ends where it
+            // starts (`end_ns`) and is no span.
+            if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
+                if event.dur_ns.is_some_and(|d| d >= 0) {
+                    let name = self.name_index(span_name(event.name.as_deref()));
+                    match event.thread() {
+                        Some(thread) => self.nest(thread, start, end, name, true),
+                        None => self.stats[name].add(end - start, end - start),
+                    }
+                }
+            }
+        }
     }
 
-    let mut counts: BTreeMap<Thread, usize> = BTreeMap::new();
-    let mut pids = BTreeSet::new();
-    for event in trace.non_metadata() {
-        result.events += 1;
+    /// Ends the current trace; `truncated` says whether it was. What is
+    /// pushed next belongs to another trace.
+    pub fn end_trace(&mut self, truncated: bool) {
+        let trace = std::mem::take(&mut self.trace);
+        self.result.traces += 1;
+        if truncated {
+            self.result.truncated_traces += 1;
+        }
+        let mut open = 0;
+        trace.matcher.finish(&mut |matched| {
+            if let Matched::Mismatch(mismatch) = matched {
+                if matches!(
+                    *mismatch,
+                    Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. }
+                ) {
+                    open += 1;
+                }
+            }
+        });
+        self.result.open_spans += open;
+        self.result.processes += trace.pids.len();
+        let names = trace.thread_names;
+        self.threads.extend(
+            trace
+                .counts
+                .into_iter()
+                .map(|((pid, tid), events)| ThreadStats {
+                    pid,
+                    tid,
+                    name: names.get(&(pid, tid)).cloned(),
+                    events,
+                }),
+        );
+    }
+
+    /// The summary of every trace ended with [`Summarizer::end_trace`].
+    pub fn finish(mut self) -> Summary {
+        let mut result = self.result;
+        self.stats.retain(|stats| stats.calls > 0);
+        result.functions = self.stats;
+        result.functions.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        self.threads.sort_by_key(|thread| (thread.pid, thread.tid));
+        result.threads = self.threads;
+        result
+    }
+
+    fn count(&mut self, event: &Event) {
+        self.result.events += 1;
         if let Some(pid) = event.pid {
-            pids.insert(pid);
+            self.trace.pids.insert(pid);
         }
         if let Some(thread) = event.thread() {
-            *counts.entry(thread).or_default() += 1;
+            *self.trace.counts.entry(thread).or_default() += 1;
         }
         if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
+            let result = &mut self.result;
             result.start_ns = Some(result.start_ns.map_or(start, |s| s.min(start)));
             result.end_ns = Some(result.end_ns.map_or(end, |e| e.max(end)));
         }
     }
-    result.processes += pids.len();
-    threads.extend(counts.into_iter().map(|((pid, tid), events)| ThreadStats {
-        pid,
-        tid,
-        name: names.get(&(pid, tid)).cloned(),
-        events,
-    }));
+
+    fn name_index(&mut self, name: &str) -> usize {
+        if let Some(&index) = self.names.get(name) {
+            return index;
+        }
+        let index = self.stats.len();
+        self.stats.push(FunctionStats::new(name));
+        self.names.insert(name.to_string(), index);
+        index
+    }
+
+    /// Adds the span `[start, end]` named `name` on `thread`, where spans
+    /// nest by time.
+    fn nest(&mut self, thread: Thread, start: i64, end: i64, name: usize, complete: bool) {
+        let open = self.trace.matcher.open_on(thread);
+        let nesting = self.trace.nesting.entry(thread).or_default();
+        nesting.insert(
+            Span {
+                start,
+                end,
+                name,
+                complete,
+            },
+            open,
+            &mut self.stats,
+        );
+    }
+}
+
+fn span_name(name: Option<&str>) -> &str {
+    name.unwrap_or("(unnamed)")
+}
+
+/// A completed span of a thread.
+struct Span {
+    start: i64,
+    end: i64,
+    /// Index of its name's statistics.
+    name: usize,
+    /// An `X` event rather than a `B`/`E` pair.
+    complete: bool,
+}
+
+/// A span kept because a span yet to be read may contain it or be
+/// contained in it, or a run of such spans merged into one.
+#[derive(Debug)]
+struct Node {
+    start: i64,
+    end: i64,
+    /// The time a parent loses to it: its duration, or the sum of the
+    /// durations of a merged run.
+    weight: i64,
+    /// Index of its name's statistics; `None` for a merged run.
+    name: Option<usize>,
+    /// Its direct children, by start.
+    children: Vec<Node>,
+}
+
+impl Node {
+    /// The time of this node inside a parent that ends at `end`.
+    fn weight_before(&self, end: i64) -> i64 {
+        self.weight.min(end - self.start).max(0)
+    }
+}
+
+/// The spans of one thread, nested by time: a parent starts no later than
+/// its child, and when both start together the longer one (or the one
+/// read first) is the parent.
+///
+/// Statistics are updated when a span is inserted, whatever the order in
+/// which spans arrive: a span takes as children the kept spans it
+/// contains, and its parent (if kept) loses the span's time in place of
+/// theirs. What can no longer change is dropped, once the order is known
+/// (spans that are all siblings come in both orders): spans that end
+/// before the start of the latest span when spans come in order of their
+/// start and no `B` is open; the children of a span when spans come in
+/// order of their end; and on a thread without `X` events, whose `B`/`E`
+/// spans come in order of their end, everything before the outermost open
+/// `B`, while what lies between two open `B`s is merged into one node.
+#[derive(Debug)]
+struct Nesting {
+    roots: Vec<Node>,
+    by_start: bool,
+    by_end: bool,
+    last_start: i64,
+    last_end: i64,
+    has_complete: bool,
+}
+
+impl Default for Nesting {
+    fn default() -> Nesting {
+        Nesting {
+            roots: Vec::new(),
+            by_start: true,
+            by_end: true,
+            last_start: i64::MIN,
+            last_end: i64::MIN,
+            has_complete: false,
+        }
+    }
+}
+
+impl Nesting {
+    /// Inserts `span`; `open` are the `B`s open on the thread, outermost
+    /// first.
+    fn insert(&mut self, span: Span, open: &[Seen], stats: &mut [FunctionStats]) {
+        let Span {
+            start,
+            end,
+            name,
+            complete,
+        } = span;
+        self.by_start &= start >= self.last_start;
+        self.by_end &= end >= self.last_end;
+        self.last_start = start;
+        self.last_end = end;
+        self.has_complete |= complete;
+        // The order is known once the other one has been broken: spans
+        // that are all siblings so far come in both. An open B may end up
+        // around any span that starts after it.
+        let by_start = self.by_start && !self.by_end && open.is_empty();
+        let by_end = self.by_end && !self.by_start;
+
+        // 1. Walk down to the innermost kept span that contains this one.
+        let mut level = &mut self.roots;
+        let mut parent: Option<(i64, Option<usize>)> = None;
+        loop {
+            if by_start {
+                let done = level
+                    .iter()
+                    .take_while(|node| node.end <= start && node.start < start)
+                    .count();
+                level.drain(..done);
+            }
+            let candidate = level.partition_point(|node| node.start <= start);
+            let contains = candidate > 0 && {
+                let node = &level[candidate - 1];
+                start < node.end && (node.start < start || end <= node.end)
+            };
+            if !contains {
+                break;
+            }
+            let node = &mut level[candidate - 1];
+            parent = Some((node.end, node.name));
+            level = &mut node.children;
+        }
+
+        // 2. Take the kept spans this one contains as its children.
+        let first = level.partition_point(|node| node.start < start);
+        let first = first
+            + level[first..]
+                .iter()
+                .take_while(|node| node.start == start && node.end > end)
+                .count();
+        let last = first
+            + level[first..]
+                .iter()
+                .take_while(|node| node.start < end)
+                .count();
+        let children: Vec<Node> = level.drain(first..last).collect();
+        let covered: i64 = children.iter().map(|child| child.weight_before(end)).sum();
+        let duration = end - start;
+        stats[name].add(duration, (duration - covered).max(0));
+
+        // 3. The parent loses this span's time in place of its children's.
+        if let Some((parent_end, Some(parent_name))) = parent {
+            let before: i64 = children
+                .iter()
+                .map(|child| child.weight_before(parent_end))
+                .sum();
+            let now = duration.min(parent_end - start).max(0);
+            let parent = &mut stats[parent_name];
+            parent.self_ns = parent.self_ns.saturating_add(before - now);
+        }
+
+        let node = Node {
+            start,
+            end,
+            weight: duration,
+            name: Some(name),
+            // In order of their end, nothing read later fits inside.
+            children: if by_end { Vec::new() } else { children },
+        };
+        level.insert(first, node);
+
+        // 4. B/E only, in order: the spans read later are those of the
+        // open Bs (and Bs not yet read, which start after everything kept).
+        // So what starts before the outermost open B is done, and what
+        // starts between two open Bs only ever counts as a whole.
+        if parent.is_none() && self.by_end && !self.has_complete {
+            let starts =
+                |node: &Node| open.partition_point(|b| b.ts_ns.is_none_or(|ts| ts <= node.start));
+            let done = self
+                .roots
+                .iter()
+                .take_while(|node| starts(node) == 0)
+                .count();
+            self.roots.drain(..done);
+            while let [.., before, last] = self.roots.as_slice() {
+                if starts(before) != starts(last) {
+                    break;
+                }
+                let last = self.roots.pop().expect("two kept spans");
+                let before = self.roots.last_mut().expect("one kept span");
+                before.end = before.end.max(last.end);
+                before.weight = before.weight.saturating_add(last.weight);
+                before.name = None;
+                before.children = Vec::new();
+            }
+        }
+    }
 }
 
 /// Formats nanoseconds as microseconds with three decimals, exactly.
@@ -526,6 +737,130 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn a_child_that_ended_before_a_sibling_began_counts_for_the_outer_span() {
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":2},
+{"name":"f","ph":"B","pid":1,"tid":1,"ts":3},
+{"name":"g","ph":"B","pid":1,"tid":1,"ts":4},
+{"name":"g","ph":"E","pid":1,"tid":1,"ts":5},
+{"name":"f","ph":"E","pid":1,"tid":1,"ts":6},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":10}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(6_000));
+        assert_eq!(s.function("f").map(|f| f.self_ns), Some(2_000));
+    }
+
+    /// Self time per name computed from all spans at once: sorted by start
+    /// (then longer first), nested with a stack.
+    fn reference_self_times(spans: &[(i64, i64, String)]) -> BTreeMap<String, i64> {
+        let mut order: Vec<usize> = (0..spans.len()).collect();
+        order.sort_by(|&a, &b| {
+            spans[a]
+                .0
+                .cmp(&spans[b].0)
+                .then(spans[b].1.cmp(&spans[a].1))
+        });
+        let mut inner = vec![0; spans.len()];
+        let mut open: Vec<usize> = Vec::new();
+        for index in order {
+            while open.last().is_some_and(|&p| spans[p].1 <= spans[index].0) {
+                open.pop();
+            }
+            if let Some(&parent) = open.last() {
+                inner[parent] += spans[index].1 - spans[index].0;
+            }
+            open.push(index);
+        }
+        let mut by_name = BTreeMap::new();
+        for (span, inner) in spans.iter().zip(inner) {
+            *by_name.entry(span.2.clone()).or_default() += span.1 - span.0 - inner;
+        }
+        by_name
+    }
+
+    /// A pseudo-random tree of calls on one thread: `(start, end, name)`
+    /// of each, in the order they end.
+    fn calls(seed: &mut u64, count: usize) -> Vec<(i64, i64, String)> {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let (mut now, mut open, mut done) = (0i64, Vec::new(), Vec::new());
+        while done.len() < count {
+            now += 1 + (next() % 3) as i64;
+            if open.is_empty() || (open.len() < 6 && next() % 2 == 0) {
+                open.push((now, format!("f{}", next() % 4)));
+            } else {
+                let (start, name) = open.pop().expect("open call");
+                done.push((start, now, name));
+            }
+        }
+        while let Some((start, name)) = open.pop() {
+            now += 1;
+            done.push((start, now, name));
+        }
+        done
+    }
+
+    #[test]
+    fn self_times_match_nesting_all_spans_at_once_in_every_order() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        for round in 0..60 {
+            let spans = calls(&mut seed, 40);
+            let x = |&(start, end, ref name): &(i64, i64, String)| {
+                format!(
+                    r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}"#,
+                    end - start
+                )
+            };
+            let mut lines: Vec<String> = Vec::new();
+            match round % 3 {
+                // B/E in time order.
+                0 => {
+                    let mut edges: Vec<(i64, bool, &str)> = Vec::new();
+                    for (start, end, name) in &spans {
+                        edges.push((*start, true, name));
+                        edges.push((*end, false, name));
+                    }
+                    // At one time, ends before begins.
+                    edges.sort_by_key(|&(at, begin, _)| (at, begin));
+                    for (at, begin, name) in edges {
+                        let ph = if begin { "B" } else { "E" };
+                        lines.push(format!(
+                            r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{at}}}"#
+                        ));
+                    }
+                }
+                // X in the order they end, as a runtime writes them.
+                1 => lines.extend(spans.iter().map(x)),
+                // X in the order they start.
+                _ => {
+                    let mut sorted = spans.clone();
+                    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+                    lines.extend(sorted.iter().map(x));
+                }
+            }
+            let text = format!("[\n{}\n]", lines.join(",\n"));
+            let summary = summarise(&text);
+            let found: BTreeMap<String, i64> = summary
+                .functions
+                .iter()
+                .map(|f| (f.name.clone(), f.self_ns))
+                .collect();
+            let expected: BTreeMap<String, i64> = reference_self_times(&spans)
+                .into_iter()
+                .map(|(name, micros)| (name, micros * 1000))
+                .collect();
+            assert_eq!(found, expected, "round {round}:\n{text}");
+        }
     }
 
     #[test]

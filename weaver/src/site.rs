@@ -2,13 +2,17 @@
 //! `struct perfflow_site` in runtime/include/perfflow.h:
 //!
 //! ```llvm
-//! @__perfflow_site.foo = private unnamed_addr constant
-//!   { i32, i32, i32, i32, ptr, ptr, ptr, ptr }
-//!   { i32 1, i32 0, i32 0, i32 12, ptr @name, ptr @file, ptr null, ptr @symbol }, align 8
+//! @__perfflow_site.foo.copy = private global ptr null, align 8
+//! @__perfflow_site.foo = private constant
+//!   { i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr }
+//!   { i32 2, i32 0, i32 0, i32 12, ptr @name, ptr @file, ptr null, ptr @symbol,
+//!     ptr @__perfflow_site.foo.copy }, align 8
 //! ```
 //!
 //! Everything the runtime reports about the function is computed here, once,
-//! at compile time.
+//! at compile time. The one writable word per site (`.copy`) is where the
+//! runtime keeps the address of its own copy of the site, made on the first
+//! event, so the trace never reads the site after its module is unloaded.
 
 use inkwell::context::ContextRef;
 use inkwell::module::{Linkage, Module};
@@ -18,7 +22,7 @@ use inkwell::AddressSpace;
 use perfflow_parser::Aspect;
 
 /// Must match `PERFFLOW_SITE_ABI_VERSION` in perfflow.h.
-pub const SITE_ABI_VERSION: u32 = 1;
+pub const SITE_ABI_VERSION: u32 = 2;
 
 /// What the descriptor says about one function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +97,11 @@ pub fn emit_site<'ctx>(module: &Module<'ctx>, info: &SiteInfo) -> GlobalValue<'c
         Some(scope) => const_cstring(module, &context, &format!("{base}.scope"), scope),
         None => ptr_type.const_null(),
     };
-    let fields: [BasicValueEnum; 8] = [
+    let copy = module.add_global(ptr_type, None, &format!("{base}.copy"));
+    copy.set_initializer(&ptr_type.const_null());
+    copy.set_linkage(Linkage::Private);
+    copy.set_alignment(8);
+    let fields: [BasicValueEnum; 9] = [
         i32_type.const_int(SITE_ABI_VERSION.into(), false).into(),
         i32_type
             .const_int(info.aspect.pointcut as u64, false)
@@ -104,6 +112,7 @@ pub fn emit_site<'ctx>(module: &Module<'ctx>, info: &SiteInfo) -> GlobalValue<'c
         const_cstring(module, &context, &format!("{base}.file"), &info.file).into(),
         scope.into(),
         const_cstring(module, &context, &format!("{base}.symbol"), &info.symbol).into(),
+        copy.as_pointer_value().const_cast(ptr_type).into(),
     ];
     let field_types: Vec<BasicTypeEnum> = fields.iter().map(|f| f.get_type()).collect();
     let value = context.const_struct(&fields, false);

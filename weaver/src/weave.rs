@@ -205,27 +205,24 @@ pub fn weave_module_tracked(
         let symbol = ir::value_name(function);
         let name = display_name(&symbol);
         let mut chosen: Option<(Aspect, &FunctionAnnotation)> = None;
+        let report = |annotation: &FunctionAnnotation, severity, problems: &[&str]| {
+            Diagnostic {
+                file: &annotation.file,
+                line: annotation.line,
+                severity,
+                problems,
+                annotation: &annotation.text,
+                function: &name,
+            }
+            .emit()
+        };
         for annotation in annotations {
-            let report = |message: &str| {
-                eprintln!(
-                    "{}",
-                    Diagnostic {
-                        file: &annotation.file,
-                        line: annotation.line,
-                        severity,
-                        message,
-                        annotation: &annotation.text,
-                        function: &name,
-                    }
-                );
-            };
             match parse_annotation(&annotation.text) {
                 Annotation::Foreign => {}
                 Annotation::Invalid(errors) => {
                     malformed += 1;
-                    for error in &errors {
-                        report(&error.message);
-                    }
+                    let problems: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+                    report(annotation, severity, &problems);
                     // A function with a malformed annotation stays unwoven.
                     chosen = None;
                     break;
@@ -233,36 +230,17 @@ pub fn weave_module_tracked(
                 Annotation::Aspect(aspect) if chosen.is_none() => {
                     chosen = Some((aspect, annotation))
                 }
-                Annotation::Aspect(_) => {
-                    eprintln!(
-                        "{}",
-                        Diagnostic {
-                            file: &annotation.file,
-                            line: annotation.line,
-                            severity: Severity::Warning,
-                            message:
-                                "more than one @critical_path annotation; the first one is used",
-                            annotation: &annotation.text,
-                            function: &name,
-                        }
-                    );
-                }
+                Annotation::Aspect(_) => report(
+                    annotation,
+                    Severity::Warning,
+                    &["more than one @critical_path annotation; the first one is used"],
+                ),
             }
         }
         if let (Some((_, annotation)), Some(exclusion)) =
             (&chosen, exclusions.of_function(function))
         {
-            eprintln!(
-                "{}",
-                Diagnostic {
-                    file: &annotation.file,
-                    line: annotation.line,
-                    severity: Severity::Warning,
-                    message: &exclusion.message(),
-                    annotation: &annotation.text,
-                    function: &name,
-                }
-            );
+            report(annotation, Severity::Warning, &[&exclusion.message()]);
             continue;
         }
         if let Some((aspect, annotation)) = chosen {

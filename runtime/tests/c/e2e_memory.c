@@ -14,14 +14,7 @@ int main(int argc, char **argv) {
         perfflow_site_enter(&call_site);
         perfflow_site_exit(&call_site);
     }
-    long hwm_kib = -1;
-    char line[256];
-    FILE *status = fopen("/proc/self/status", "r");
-    while (status && fgets(line, sizeof line, status))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            hwm_kib = atol(line + 6);
-    if (status)
-        fclose(status);
+    long hwm_kib = vm_hwm_kib();
     printf("vmhwm_kib=%ld\n", hwm_kib);
     return 0;
 }

@@ -35,14 +35,7 @@ int main(int argc, char **argv) {
         pthread_create(&t[i], NULL, worker, NULL);
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    long hwm_kib = -1;
-    char line[256];
-    FILE *status = fopen("/proc/self/status", "r");
-    while (status && fgets(line, sizeof line, status))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            hwm_kib = atol(line + 6);
-    if (status)
-        fclose(status);
+    long hwm_kib = vm_hwm_kib();
     printf("maxrss_kib=%ld\n", hwm_kib);
     return 0;
 }
