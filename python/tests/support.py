@@ -111,26 +111,15 @@ class Program:
     def traces(self, under=None):
         return sorted((under or self.workdir).glob("**/perfflow*.pfw"))
 
-    def only_trace(self, check=True):
+    def only_trace(self):
         found = self.traces()
         assert len(found) == 1, "expected one trace file, found {}".format(found)
-        return read_trace(found[0], check)
+        return read_trace(found[0])
 
 
-# Async events whose "e" is recorded by another thread than their "b" may be
-# written before it (each thread's buffer is written as a whole). The
-# checker of this version pairs async events by file position, so traces
-# holding them are checked by `async_pairs` instead.
-CROSS_THREAD_ASYNC = False
-
-
-def read_trace(path, check=True):
+def read_trace(path):
     """The events of a trace other than metadata ("M"), after checking the
-    file with perfflow-trace (unless ``check`` is CROSS_THREAD_ASYNC)."""
-    if check is CROSS_THREAD_ASYNC:
-        with open(path) as f:
-            events = json.load(f)
-        return [e for e in events if e.get("ph") != "M"]
+    file with perfflow-trace."""
     checked = subprocess.run(
         [str(trace_tool()), "check", str(path)], capture_output=True, text=True, timeout=120
     )

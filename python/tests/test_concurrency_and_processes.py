@@ -1,7 +1,7 @@
 """Threads, thread pools and child processes: exact counts, every span
 closed on its own thread, and one trace file per process."""
 
-from support import CROSS_THREAD_ASYNC, async_pairs, counts, read_trace
+from support import async_pairs, counts, read_trace
 from test_spans_of_python_code import nesting_is_balanced
 
 
@@ -51,7 +51,7 @@ def test_a_pool_runs_decorated_functions_and_ends_operations_begun_elsewhere(pro
             assert list(pool.map(task, ops)) == ops
         """
     )
-    events = program.only_trace(check=CROSS_THREAD_ASYNC)
+    events = program.only_trace()
     assert counts(events) == {("task", "B"): 50, ("task", "E"): 50, ("job", "b"): 50, ("job", "e"): 50}
     pairs = async_pairs(events, "job")
     assert len(pairs) == 50
