@@ -179,3 +179,75 @@ def test_async_event_pairs_a_begin_on_one_thread_with_an_end_on_another(program)
     pairs = async_pairs(events, "bar")
     assert len(pairs) == 20
     assert all(b["tid"] != e["tid"] for b, e in pairs.values())
+
+
+def test_an_async_pointcut_on_a_pool_thread_and_a_sync_one_around_it_pair_up(program):
+    # PerfFlowAspect's future smoke test: foo (around) submits bar
+    # (around_async) to a thread pool and waits for it.
+    program.run(
+        """
+        import time
+        from concurrent.futures import ThreadPoolExecutor
+        import perfflowaspect.aspect
+
+        pool = ThreadPoolExecutor(3)
+
+        @perfflowaspect.aspect.critical_path(pointcut="around_async")
+        def bar(message):
+            time.sleep(0.01)
+            return message
+
+        @perfflowaspect.aspect.critical_path(pointcut="around")
+        def foo():
+            future = pool.submit(bar, "hello")
+            assert future.result() == "hello"
+
+        foo()
+        pool.shutdown()
+        """
+    )
+    events = program.only_trace()
+    assert counts(events) == {("foo", "B"): 1, ("foo", "E"): 1, ("bar", "b"): 1, ("bar", "e"): 1}
+    [(b, e)] = async_pairs(events, "bar").values()
+    assert b["tid"] == e["tid"] != next(x["tid"] for x in events if x["name"] == "foo")
+
+
+def test_flows_join_a_producer_and_a_consumer_of_one_scope(program):
+    program.run(
+        """
+        from perfflowaspect.aspect import critical_path
+
+        @critical_path(scope="handoff", flow="out")
+        def produce(): pass
+
+        @critical_path(scope="handoff", flow="in")
+        def consume(): pass
+
+        for _ in range(3):
+            produce()
+            consume()
+        """
+    )
+    events = program.only_trace()
+    flows = [e for e in events if e["ph"] in ("s", "f")]
+    assert sorted(e["ph"] for e in flows) == ["f"] * 3 + ["s"] * 3
+    assert {e["id"] for e in flows if e["ph"] == "s"} == {e["id"] for e in flows if e["ph"] == "f"}
+
+
+def test_calls_run_unchanged_when_the_trace_file_cannot_be_created(program):
+    done = program.run(
+        """
+        import perfflow
+        from perfflowaspect.aspect import critical_path
+
+        @critical_path()
+        def add(a, b):
+            return a + b
+
+        assert [add(i, 1) for i in range(1000)] == list(range(1, 1001))
+        assert not perfflow.enabled()
+        """,
+        options="log-dir=/proc/perfflow-cannot-create-this",
+    )
+    assert "perfflow-cannot-create-this" in done.stderr
+    assert program.traces() == []
