@@ -228,3 +228,46 @@ def test_the_perfflow_module_traces_with_a_decorator_a_region_and_async_ids(prog
     assert {b["cat"] for b, _ in pairs.values()} == {"net"}
     assert {e["cat"] for e in events if e["name"] == "setup"} == {"region"}
     assert nesting_is_balanced(events)
+
+
+def test_a_cancelled_coroutine_still_ends_its_span_and_instants_mark_its_edges(program):
+    program.run(
+        """
+        import asyncio
+        from perfflowaspect.aspect import critical_path
+
+        @critical_path()
+        async def forever():
+            await asyncio.sleep(3600)
+
+        @critical_path(pointcut="before")
+        async def starts():
+            await asyncio.sleep(0)
+
+        @critical_path(pointcut="after")
+        async def ends():
+            await asyncio.sleep(0)
+
+        async def main():
+            task = asyncio.ensure_future(forever())
+            await asyncio.sleep(0.01)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            await starts()
+            await ends()
+
+        asyncio.run(main())
+        """
+    )
+    events = program.only_trace()
+    assert counts(events) == {
+        ("forever", "b"): 1,
+        ("forever raised CancelledError", "i"): 1,
+        ("forever", "e"): 1,
+        ("starts", "i"): 1,
+        ("ends", "i"): 1,
+    }
+    assert len(async_pairs(events, "forever")) == 1
