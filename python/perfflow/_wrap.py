@@ -2,6 +2,7 @@
 shared by ``perfflow.trace`` and ``perfflowaspect.aspect.critical_path``."""
 
 import functools
+import importlib
 import inspect
 import sys
 
@@ -16,6 +17,15 @@ def _warn_once(message):
     if message not in _warned:
         _warned.add(message)
         print("perfflow warning: " + message, file=sys.stderr)
+
+
+def lookup(module, qualname):
+    """The object named ``qualname`` in ``module``: how a traced function
+    is found again when unpickled."""
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _noop():

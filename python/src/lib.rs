@@ -216,9 +216,13 @@ impl Traced {
     }
 
     /// Pickled by reference, like the function it replaces (multiprocessing
-    /// with `spawn` sends module-level functions this way).
+    /// with `spawn` sends module-level functions this way): unpickling
+    /// looks the name up in the function's module, finding this object.
     fn __reduce__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        Ok(self.func.bind(py).getattr("__qualname__")?.unbind())
+        let func = self.func.bind(py);
+        let lookup = py.import_bound("perfflow._wrap")?.getattr("lookup")?;
+        let place = (func.getattr("__module__")?, func.getattr("__qualname__")?);
+        Ok((lookup, place).into_py(py))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
