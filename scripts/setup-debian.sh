@@ -4,7 +4,8 @@
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
 # report is rendered headless), Python's pyarrow (exported Parquet files
 # are read back by an independent reader), python3-dev (a test embeds
-# CPython in a traced program) and pytest (the Python package's tests).
+# CPython in a traced program), clang's sanitizer runtimes and pytest (the
+# Python package's tests).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -15,7 +16,8 @@ case "${1:-}" in
 esac
 packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
 if [ $tests -eq 1 ]; then
-  packages+=(chromium python3 python3-dev)
+  # libclang-rt-19-dev: the sanitizer runtimes, for the ASan and TSan tests.
+  packages+=(chromium python3 python3-dev libclang-rt-19-dev)
   python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 fi
 missing=()

@@ -23,7 +23,7 @@
  * sites pair on the recording thread; see below for the upstream ABI and the
  * async API); before_async/after_async -> "n". Enter/exit calls that a
  * pointcut does not use are ignored; an exit without an enter is reported
- * once on stderr and dropped. Slices still open when their thread ends, or
+ * once on stderr, dropped and counted. Slices still open when their thread ends, or
  * when the trace is completed (exit() called deep inside woven code), are
  * ended at that moment.
  *
@@ -172,8 +172,13 @@ void perfflow_async_end(const char *name, const char *scope, uint64_t id);
  * the exit handler, do nothing. */
 void perfflow_finish(void);
 
-/* Number of events dropped so far (recorded after the trace was completed,
- * during thread teardown, or when the trace file could not be written). */
+/* Number of events not in the trace so far, each counted once as an event:
+ * recorded after the trace was completed (also by threads still running when
+ * the process ends), during thread teardown, by a signal handler while it
+ * interrupted recording on the same thread, or after a fatal signal while the
+ * trace was completed; exits without a matching enter; events the trace file
+ * could not take (a full disk). The closing perfflow_runtime record holds the
+ * same count as of the moment the trace was completed. */
 uint64_t perfflow_dropped_events(void);
 
 #ifdef __cplusplus

@@ -35,6 +35,7 @@ pub mod writer;
 mod buffer;
 mod fd;
 mod sampler;
+mod sanitizers;
 mod signals;
 mod trace_file;
 mod vfork;

@@ -36,7 +36,7 @@
 //! taken by the default action or by our handler instead.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use crate::fd::{self, Shared};
 
@@ -70,6 +70,9 @@ pub fn install(signals: &[libc::c_int]) {
     }
     if let Err(e) = start_watcher() {
         WATCHING.store(false, Ordering::Release);
+        if e.kind() == std::io::ErrorKind::Unsupported {
+            return; // a forked child under ThreadSanitizer: said nothing
+        }
         let _ = writeln!(
             std::io::stderr(),
             "perfflow: cannot watch for fatal signals ({e}); a killed program keeps the events written so far"
@@ -101,8 +104,8 @@ pub fn after_fork() {
     close_pipes();
     WATCHING.store(false, Ordering::Release);
     HANDLING.store(false, Ordering::Relaxed);
-    if let Ok(mut tids) = SERVICE_TIDS.lock() {
-        tids.clear();
+    for tid in &SERVICE_TIDS {
+        tid.store(0, Ordering::Relaxed);
     }
 }
 
@@ -168,8 +171,10 @@ fn close_pipes() {
 }
 
 /// Kernel thread ids of perfflow's own threads (watcher, sampler): the only
-/// threads that may be left when the watcher ends the process.
-static SERVICE_TIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// threads that may be left when the watcher ends the process; 0 marks a
+/// free entry. Lock-free: the watcher reads them every [`IDLE_CHECK_MS`], and
+/// a lock it held when another thread forks would stay held in the child.
+static SERVICE_TIDS: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
 
 /// Starts one of perfflow's own threads: with every signal blocked (so
 /// signals meant for the program never land on it), and registered as a
@@ -178,17 +183,28 @@ pub(crate) fn spawn_service(
     name: &str,
     body: impl FnOnce() + Send + 'static,
 ) -> std::io::Result<()> {
+    if !crate::sanitizers::may_start_thread() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "ThreadSanitizer ends a forked child that starts a thread",
+        ));
+    }
     // Every signal blocked around the spawn: the new thread inherits the
     // mask, the caller gets its own back when `masked` is dropped.
     let masked = Masked::all();
-    let spawned = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            if let Ok(mut tids) = SERVICE_TIDS.lock() {
-                tids.push(crate::buffer::current_tid());
-            }
+    let builder = std::thread::Builder::new().name(name.into());
+    let spawned = crate::sanitizers::spawn_untracked(|| {
+        builder.spawn(move || {
+            let tid = crate::buffer::current_tid();
+            // With every entry taken (never, with three service threads),
+            // the watcher just never ends the process early.
+            let _ = SERVICE_TIDS.iter().find(|t| {
+                t.compare_exchange(0, tid, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            });
             body();
-        });
+        })
+    });
     drop(masked);
     spawned.map(|_| ())
 }
@@ -307,10 +323,11 @@ fn only_thread_left() -> bool {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return false;
     };
-    let service = match SERVICE_TIDS.lock() {
-        Ok(tids) => tids.clone(),
-        Err(_) => return false,
-    };
+    let service: Vec<u32> = SERVICE_TIDS
+        .iter()
+        .map(|t| t.load(Ordering::Relaxed))
+        .filter(|&t| t != 0)
+        .collect();
     for task in tasks.flatten() {
         let tid: Option<u32> = task.file_name().to_str().and_then(|t| t.parse().ok());
         if tid.is_some_and(|t| service.contains(&t)) {
