@@ -36,6 +36,7 @@ use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 mod runtime;
 
@@ -174,6 +175,13 @@ impl Traced {
         }
     }
 
+    /// Lets the garbage collector see the function, so a cycle through it
+    /// (a recursive nested function refers to its own wrapper) is freed;
+    /// the function's own clearing breaks such a cycle.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.func)
+    }
+
     /// Binds to an instance like a function does, so decorated methods get
     /// `self`.
     fn __get__(
@@ -258,6 +266,10 @@ impl TracedGenerator {
 
 #[pymethods]
 impl TracedGenerator {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.gen)
+    }
+
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }

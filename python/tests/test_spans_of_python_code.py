@@ -271,3 +271,23 @@ def test_a_cancelled_coroutine_still_ends_its_span_and_instants_mark_its_edges(p
         ("ends", "i"): 1,
     }
     assert len(async_pairs(events, "forever")) == 1
+
+
+def test_a_recursive_nested_function_and_its_wrapper_are_freed_by_the_collector(program):
+    program.run(
+        """
+        import gc, weakref, perfflow
+
+        def make():
+            @perfflow.trace
+            def countdown(n):
+                return 0 if n == 0 else countdown(n - 1)
+            countdown(3)
+            return weakref.ref(countdown.__wrapped__)
+
+        refs = [make() for _ in range(3)]
+        gc.collect()
+        assert [r() for r in refs] == [None, None, None]
+        """
+    )
+    assert counts(program.only_trace()) == {("make.<locals>.countdown", "B"): 12, ("make.<locals>.countdown", "E"): 12}
