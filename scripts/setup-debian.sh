@@ -3,8 +3,9 @@
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
 # report is rendered headless), Python's pyarrow (exported Parquet files
-# are read back by an independent reader) and python3-dev (a test embeds
-# CPython in a traced program) and clang's sanitizer runtimes.
+# are read back by an independent reader), python3-dev (a test embeds
+# CPython in a traced program), clang's sanitizer runtimes and pytest (the
+# Python package's tests).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -35,6 +36,11 @@ if [ $tests -eq 1 ] && ! python3 -c 'import pyarrow' 2>/dev/null; then
   # Debian's own Python refuses pip installs unless told (PEP 668).
   python3 -m pip install --quiet pyarrow 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages pyarrow
+fi
+if [ $tests -eq 1 ] && ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "perfflow: installing pytest for the tests"
+  python3 -m pip install --quiet pytest 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages pytest
 fi
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"

@@ -166,6 +166,12 @@ void perfflow_async_end(const char *name, const char *scope, uint64_t id);
 #define PERFFLOW_CRITICAL_PATH(...) \
     __attribute__((annotate("@critical_path(" #__VA_ARGS__ ")")))
 
+/* Completes the trace now, as exit() would, for a process that will end
+ * without running exit handlers (_exit, as Python's multiprocessing workers
+ * do). Events recorded afterwards are dropped and counted; later calls, and
+ * the exit handler, do nothing. */
+void perfflow_finish(void);
+
 /* Number of events not in the trace so far, each counted once as an event:
  * recorded after the trace was completed (also by threads still running when
  * the process ends), during thread teardown, by a signal handler while it

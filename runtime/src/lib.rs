@@ -213,6 +213,15 @@ pub unsafe extern "C" fn perfflow_async_end(name: *const c_char, scope: *const c
     }
 }
 
+/// Completes the trace now, as `exit()` would: for processes that end
+/// without running exit handlers (`_exit`, as Python's `multiprocessing`
+/// workers do). Later events are dropped and counted; later calls, and the
+/// exit handler, do nothing.
+#[no_mangle]
+pub extern "C" fn perfflow_finish() {
+    let _ = std::panic::catch_unwind(buffer::finish);
+}
+
 /// Number of events dropped so far (see [`dropped_events`]).
 #[no_mangle]
 pub extern "C" fn perfflow_dropped_events() -> u64 {
