@@ -77,6 +77,11 @@ pub enum MergeError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// An input file is also the output, which writing would destroy.
+    OutputIsInput {
+        /// The file.
+        path: PathBuf,
+    },
     /// The merged trace could not be written.
     Write {
         /// The output file.
@@ -113,6 +118,11 @@ impl fmt::Display for MergeError {
             MergeError::Input { path, source } => {
                 write!(f, "cannot read {}: {source}", path.display())
             }
+            MergeError::OutputIsInput { path } => write!(
+                f,
+                "{} is both an input and the output; expected another -o file",
+                path.display()
+            ),
             MergeError::Write { path, source } => {
                 write!(f, "cannot write {}: {source}", path.display())
             }
@@ -154,6 +164,9 @@ pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, Mer
     let mut files = Vec::new();
     for path in paths {
         if !path.is_dir() {
+            if same_file(path, output) {
+                return Err(MergeError::OutputIsInput { path: path.clone() });
+            }
             files.push(path.clone());
             continue;
         }
@@ -819,7 +832,8 @@ struct Edit {
     async_id: Option<u64>,
 }
 
-/// The members of an event object, in order, as raw text.
+/// The members of an event object, in order, as raw text: for events
+/// whose keys have escapes.
 struct Members<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
 
 impl<'de> serde::Deserialize<'de> for Members<'de> {
@@ -851,42 +865,144 @@ fn write_micros(out: &mut Vec<u8>, ns: i64) {
 
 /// Copies the event `text` into `out` with the members `edit` changes.
 fn rewrite(text: &str, edit: &Edit, out: &mut Vec<u8>) -> Result<(), String> {
+    let start = out.len();
+    if splice(text.as_bytes(), edit, out).is_some() {
+        return Ok(());
+    }
+    // A key with escapes: parse the members to compare keys exactly.
+    out.truncate(start);
     let members: Members<'_> = serde_json::from_str(text).map_err(|error| error.to_string())?;
     out.push(b'{');
     for (position, (key, value)) in members.0.iter().enumerate() {
         if position > 0 {
             out.push(b',');
         }
-        match key {
-            // Borrowed: the key has no escapes, so its text is the key.
-            std::borrow::Cow::Borrowed(text) => {
-                out.push(b'"');
-                out.extend_from_slice(text.as_bytes());
-                out.push(b'"');
-            }
-            std::borrow::Cow::Owned(text) => {
-                serde_json::to_writer(&mut *out, text).map_err(|error| error.to_string())?
-            }
-        }
+        serde_json::to_writer(&mut *out, key.as_ref()).map_err(|error| error.to_string())?;
         out.push(b':');
-        match key.as_ref() {
-            "pid" => {
-                let _ = write!(out, "{}", edit.pid);
-            }
-            "tid" if edit.tid.is_some() => {
-                let _ = write!(out, "{}", edit.tid.unwrap_or_default());
-            }
-            "ts" if edit.ts_ns.is_some() => {
-                write_micros(out, edit.ts_ns.unwrap_or_default() + edit.shift_ns)
-            }
-            "id" if edit.async_id.is_some() => {
-                let _ = write!(out, "{}", edit.async_id.unwrap_or_default());
-            }
-            _ => out.extend_from_slice(value.get().as_bytes()),
+        if !write_edited(key.as_bytes(), edit, out) {
+            out.extend_from_slice(value.get().as_bytes());
         }
     }
     out.push(b'}');
     Ok(())
+}
+
+/// Writes the new value of the member `key` when `edit` changes it.
+fn write_edited(key: &[u8], edit: &Edit, out: &mut Vec<u8>) -> bool {
+    match (key, edit.tid, edit.ts_ns, edit.async_id) {
+        (b"pid", ..) => {
+            let _ = write!(out, "{}", edit.pid);
+        }
+        (b"tid", Some(tid), ..) => {
+            let _ = write!(out, "{tid}");
+        }
+        (b"ts", _, Some(ts_ns), _) => write_micros(out, ts_ns + edit.shift_ns),
+        (b"id", .., Some(id)) => {
+            let _ = write!(out, "{id}");
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Copies `text`, one event object (already validated by the reader),
+/// into `out` with the values `edit` changes, everything else byte for
+/// byte. `None` when a key has escapes (or the text is not an object).
+fn splice(text: &[u8], edit: &Edit, out: &mut Vec<u8>) -> Option<()> {
+    let mut copied = 0;
+    let mut at = skip_space(text, 0);
+    if text.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_space(text, at + 1);
+    if text.get(at) != Some(&b'}') {
+        loop {
+            let key_end = string_end(text, at)?;
+            let key = &text[at + 1..key_end - 1];
+            if key.contains(&b'\\') {
+                return None;
+            }
+            at = skip_space(text, key_end);
+            if text.get(at) != Some(&b':') {
+                return None;
+            }
+            let value_start = skip_space(text, at + 1);
+            let value_end = value_end(text, value_start)?;
+            let mark = out.len();
+            out.extend_from_slice(&text[copied..value_start]);
+            if write_edited(key, edit, out) {
+                copied = value_end;
+            } else {
+                out.truncate(mark);
+            }
+            at = skip_space(text, value_end);
+            match text.get(at) {
+                Some(b',') => at = skip_space(text, at + 1),
+                Some(b'}') => break,
+                _ => return None,
+            }
+        }
+    }
+    out.extend_from_slice(&text[copied..]);
+    Some(())
+}
+
+fn skip_space(text: &[u8], mut at: usize) -> usize {
+    while matches!(text.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The end (exclusive) of the string whose `"` is at `at`.
+fn string_end(text: &[u8], mut at: usize) -> Option<usize> {
+    if text.get(at) != Some(&b'"') {
+        return None;
+    }
+    at += 1;
+    loop {
+        match text.get(at)? {
+            b'\\' => at += 2,
+            b'"' => return Some(at + 1),
+            _ => at += 1,
+        }
+    }
+}
+
+/// The end (exclusive) of the JSON value starting at `at`.
+fn value_end(text: &[u8], at: usize) -> Option<usize> {
+    match text.get(at)? {
+        b'"' => string_end(text, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match text.get(i)? {
+                    b'"' => {
+                        i = string_end(text, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let rest = &text[at..];
+            let len = rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(rest.len());
+            Some(at + len)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -950,6 +1066,49 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"name":"a\"b","ph":"f","bp":"e","pid":3,"tid":7,"ts":999.500,"id":9,"args":{"x":[1, 2]}}"#
+        );
+    }
+
+    #[test]
+    fn escaped_keys_nested_values_and_spacing_are_copied_exactly() {
+        let edit = Edit {
+            pid: 3,
+            tid: Some(7),
+            ts_ns: None,
+            shift_ns: 0,
+            async_id: Some(99),
+        };
+        let cases = [
+            (
+                r#"{ "args" : {"pid": [1, "}\"{"]}, "pid" : 42 , "tid":43,"ts":1.5,"id":"x"}"#,
+                r#"{ "args" : {"pid": [1, "}\"{"]}, "pid" : 3 , "tid":7,"ts":1.5,"id":99}"#,
+            ),
+            (r#"{"p\u0069d":42,"tid":43}"#, r#"{"pid":3,"tid":7}"#),
+            (r#"{}"#, r#"{}"#),
+        ];
+        for (text, expected) in cases {
+            let mut out = Vec::new();
+            rewrite(text, &edit, &mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_input_that_is_also_the_output_is_refused() {
+        let dir = std::env::temp_dir().join(format!("perfflow-merge-self-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("perfflow.array.n.1.pfw");
+        std::fs::write(&file, "[]").unwrap();
+        let refused = trace_files(
+            std::slice::from_ref(&file),
+            &dir.join(".").join("perfflow.array.n.1.pfw"),
+        );
+        let listed = trace_files(std::slice::from_ref(&dir), &file);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(matches!(refused, Err(MergeError::OutputIsInput { .. })));
+        assert!(
+            matches!(listed, Err(MergeError::NoTraces { .. })),
+            "{listed:?}"
         );
     }
 
