@@ -70,7 +70,8 @@ COMMANDS
            precedes its departure is reported per pair of hosts.
 
 All commands read each FILE as a stream: memory does not grow with its
-size (check keeps what is open; summary also keeps one entry per name).
+size (check keeps what is open; summary also keeps one entry per name;
+merge keeps the thread numbers and the ends of flows).
 
 CHECK OPTIONS
   --expect-events N      the file has exactly N events
