@@ -5,7 +5,7 @@
 # report is rendered headless), Python's pyarrow (exported Parquet files
 # are read back by an independent reader), python3-dev (a test embeds
 # CPython in a traced program), clang's sanitizer runtimes and pytest (the
-# Python package's tests).
+# Python package's tests) and Parsl (a composite workflow test's driver).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -41,6 +41,12 @@ if [ $tests -eq 1 ] && ! python3 -c 'import pytest' 2>/dev/null; then
   echo "perfflow: installing pytest for the tests"
   python3 -m pip install --quiet pytest 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages pytest
+fi
+if [ $tests -eq 1 ] && ! python3 -c 'import parsl' 2>/dev/null; then
+  # Wheels only: about 5 s to install.
+  echo "perfflow: installing parsl for the tests"
+  python3 -m pip install --quiet parsl 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages parsl
 fi
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"

@@ -62,6 +62,33 @@ def trace_tool():
     )
 
 
+def weave(compiler, source, out, *flags):
+    """Compiles ``source`` to ``out`` through the build's plugin, linked
+    against its libperfflow_runtime.so, and returns ``out``."""
+    lib = build_dir() / "lib"
+    plugin = lib / "libWeavePass.so"
+    for needed in (plugin, lib / "libperfflow_runtime.so"):
+        assert needed.is_file(), "{} not found: run scripts/build.sh".format(needed)
+    subprocess.run(
+        [
+            compiler,
+            "-O1",
+            *flags,
+            "-fpass-plugin={}".format(plugin),
+            "-I{}".format(REPO / "runtime" / "include"),
+            str(source),
+            "-L{}".format(lib),
+            "-Wl,-rpath,{}".format(lib),
+            "-lperfflow_runtime",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        timeout=120,
+    )
+    return out
+
+
 def stage_package(into):
     """Lays out the importable packages under ``into`` and returns it."""
     into = Path(into)
