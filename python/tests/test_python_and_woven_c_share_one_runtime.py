@@ -2,7 +2,6 @@
 libperfflow_runtime.so writes one trace file holding both, whichever of
 the two is loaded first, with one runtime."""
 
-
 import pytest
 
 from support import REPO, counts, weave
