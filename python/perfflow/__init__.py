@@ -58,10 +58,15 @@ def trace(func=None, *, name=None, scope="", pointcut="around"):
     return wrap(func, pointcut=pointcut, scope=scope, name=name)
 
 
-def region(name):
+def region(name, scope=None, flow=None):
     """Context manager: ``with perfflow.region("name"):`` records the block
-    as a span of category "region" on the calling thread."""
-    return _native.Region(name)
+    as a span of category "region" on the calling thread.
+
+    With ``flow`` ("in", "out", "inout", "outin", as in the C annotation),
+    flows of ``scope`` arrive at the span or leave it: a driver that starts
+    a woven program with ``PERFFLOW_FLOW_PREFIX=<tag>`` in its environment
+    links to it with ``flow="out", scope="<tag>/<the program's scope>"``."""
+    return _native.Region(name, scope, flow)
 
 
 def async_begin(name, scope=None):

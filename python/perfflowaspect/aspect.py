@@ -5,9 +5,9 @@ Differences from PerfFlowAspect's own package, all where it misbehaves:
 with ``log-enable=False`` a decorated function is returned unchanged (it is
 still called); an ``async def`` function gets one span over its whole run,
 not over the creation of its coroutine; a generator function gets one span
-per resumption; ``async_event`` ids are the runtime's (the k-th "after" of a
-name, category and scope ends its k-th "before", on any thread), so ``id``
-is accepted and not written.
+per resumption; ``async_event`` without an ``id`` gets the runtime's ids
+(the k-th "after" of a name, category and scope ends its k-th "before", on
+any thread) instead of one fixed id for every event.
 """
 
 from perfflow import _native
@@ -38,5 +38,8 @@ def sync_event(pointcut, name, category):
 
 def async_event(pointcut, name, category, scope=None, id=None):
     """``before`` writes a "b" event named ``name`` in ``category``,
-    ``after`` the matching "e", ``instant`` an "n" event."""
+    ``after`` the matching "e", ``instant`` an "n" event. Given an ``id``
+    (a positive integer), each event carries it, so the caller pairs them:
+    ``after`` with ``id=7`` ends the operation ``before`` began with
+    ``id=7``, and an ``instant`` with that id belongs to it."""
     _native.async_event(pointcut, name, category, scope, id)

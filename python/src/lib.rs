@@ -341,29 +341,56 @@ fn parse_pointcut(text: &str) -> PyResult<Pointcut> {
 }
 
 /// A region of code, `with perfflow.region("name"):`, recorded on the
-/// calling thread (category `region`).
+/// calling thread (category `region`). With a `flow`, the region is a slice
+/// that flows of `scope` arrive at or leave (the runtime's flow rule).
 #[pyclass(module = "perfflow._native", frozen)]
 struct Region {
     name: CString,
     label: String,
+    /// The site of a region with a flow; regions without one use the
+    /// runtime's region interface.
+    site: Option<&'static Site>,
 }
 
 #[pymethods]
 impl Region {
     #[new]
-    fn new(name: &str) -> PyResult<Region> {
+    #[pyo3(signature = (name, scope = None, flow = None))]
+    fn new(name: &str, scope: Option<&str>, flow: Option<&str>) -> PyResult<Region> {
         let c = CString::new(name)
             .map_err(|_| PyValueError::new_err("a region name cannot contain a NUL character"))?;
+        let site = match flow {
+            None => None,
+            Some(text) => {
+                let parsed = Flow::parse(Some(text.as_bytes()));
+                if parsed == Flow::None {
+                    return Err(PyValueError::new_err(format!(
+                        "invalid flow {text:?}: expected in, out, inout or outin"
+                    )));
+                }
+                Some(cached_site((
+                    Pointcut::Around,
+                    parsed,
+                    name.to_string(),
+                    perfflow_runtime::site::REGION_FILE.to_string(),
+                    scope.unwrap_or("").to_string(),
+                )))
+            }
+        };
         Ok(Region {
             name: c,
             label: name.to_string(),
+            site,
         })
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         let api = api();
         if api.enabled() {
-            api.region_begin(slf.get().name.as_ptr());
+            match slf.get().site {
+                Some(site) => api.site_enter(site),
+                None => api.region_begin(slf.get().name.as_ptr()),
+            }
         }
         slf
     }
@@ -384,7 +411,10 @@ impl Region {
                     perfflow_runtime::site::REGION_FILE,
                 );
             }
-            api.region_end(self.name.as_ptr());
+            match self.site {
+                Some(site) => api.site_exit(site),
+                None => api.region_end(self.name.as_ptr()),
+            }
         }
         false
     }
@@ -421,31 +451,43 @@ fn async_end(name: &str, id: u64, scope: Option<&str>) -> PyResult<()> {
     Ok(())
 }
 
-/// Sites of `sync_event` per (category, name): looked up in a per-thread
-/// cache first, so threads share no lock per event; a miss takes the global
-/// map's lock once per thread and name.
-fn sync_site(category: &str, name: &str) -> &'static Site {
+/// What a site made at run time is for, with its strings.
+type SiteKey = (Pointcut, Flow, String, String, String);
+
+/// The site `leak_site` makes of `key` (pointcut, flow, name, file, scope),
+/// made once per process: looked up in a per-thread cache first, so threads
+/// share no lock per event; a miss takes the global map's lock once per
+/// thread and key.
+fn cached_site(key: SiteKey) -> &'static Site {
     thread_local! {
-        static CACHE: RefCell<HashMap<String, HashMap<String, &'static Site>>> = RefCell::new(HashMap::new());
+        static CACHE: RefCell<HashMap<SiteKey, &'static Site>> = RefCell::new(HashMap::new());
     }
-    static GLOBAL: OnceLock<Mutex<HashMap<(String, String), &'static Site>>> = OnceLock::new();
-    let cached = CACHE.with(|c| c.borrow().get(category).and_then(|m| m.get(name)).copied());
-    if let Some(site) = cached {
+    static GLOBAL: OnceLock<Mutex<HashMap<SiteKey, &'static Site>>> = OnceLock::new();
+    if let Some(site) = CACHE.with(|c| c.borrow().get(&key).copied()) {
         return site;
     }
     let site = *GLOBAL
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .entry((category.to_string(), name.to_string()))
-        .or_insert_with(|| leak_site(Pointcut::Around, Flow::None, name, category, ""));
-    CACHE.with(|c| {
-        c.borrow_mut()
-            .entry(category.to_string())
-            .or_default()
-            .insert(name.to_string(), site)
-    });
+        .entry(key.clone())
+        .or_insert_with(|| {
+            let (pointcut, flow, name, file, scope) = &key;
+            leak_site(*pointcut, *flow, name, file, scope)
+        });
+    CACHE.with(|c| c.borrow_mut().insert(key, site));
     site
+}
+
+/// The site of `sync_event` calls of `name` in `category`.
+fn sync_site(category: &str, name: &str) -> &'static Site {
+    cached_site((
+        Pointcut::Around,
+        Flow::None,
+        name.to_string(),
+        category.to_string(),
+        String::new(),
+    ))
 }
 
 /// Upstream `aspect.sync_event`: `before` writes a `B` event named `name`
@@ -511,9 +553,28 @@ fn async_strings(name: &str, category: &str, scope: &str) -> &'static AsyncStrin
     found
 }
 
+/// The site of `async_event` calls given an id: `around_async` (a `b` at
+/// enter, an `e` at exit) or, for instants, `before_async` (an `n`), with
+/// `category` as the events' category. Cached per thread like [`sync_site`].
+fn async_id_site(name: &str, category: &str, instant: bool) -> &'static Site {
+    let pointcut = if instant {
+        Pointcut::BeforeAsync
+    } else {
+        Pointcut::AroundAsync
+    };
+    cached_site((
+        pointcut,
+        Flow::None,
+        name.to_string(),
+        "NA".to_string(),
+        category.to_string(),
+    ))
+}
+
 /// Upstream `aspect.async_event`: `before` writes a `b` event, `after` the
 /// matching `e` (the k-th `after` of a name, category and scope ends its
-/// k-th `before`, on any thread), `instant` an `n` event.
+/// k-th `before`, on any thread), `instant` an `n` event. Given an `id`
+/// (a positive integer), the events carry it and the caller pairs them.
 #[pyfunction]
 #[pyo3(signature = (pointcut, name, category, scope = None, id = None))]
 fn async_event(
@@ -521,10 +582,18 @@ fn async_event(
     name: &str,
     category: &str,
     scope: Option<&str>,
-    id: Option<PyObject>,
+    id: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    // Ids are the runtime's: unique in the process, and paired as above.
-    let _ = id;
+    // Like upstream, a false id (None, 0) means none was given.
+    let id = match id.filter(|i| i.is_truthy().unwrap_or(true)) {
+        None => None,
+        Some(given) => Some(given.extract::<u64>().map_err(|_| {
+            PyValueError::new_err(format!(
+                "async_event id must be an integer from 0 to 2**64-1, got {}",
+                given.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?),
+    };
     let api = api();
     let (before, pcut): (bool, &'static CStr) = match pointcut {
         "before" => (true, c"around_async"),
@@ -537,6 +606,16 @@ fn async_event(
         }
     };
     if !api.enabled() {
+        return Ok(());
+    }
+    if let Some(id) = id {
+        // The caller's id pairs the events: recorded at a site of its own.
+        let site = async_id_site(name, category, pointcut == "instant");
+        if before {
+            api.site_enter_id(site, id);
+        } else {
+            api.site_exit_id(site, id);
+        }
         return Ok(());
     }
     let s = async_strings(name, category, scope.unwrap_or(""));

@@ -17,6 +17,7 @@ const ENV_VAR: &str = "PERFFLOW_RUNTIME_LIB";
 const SONAME: &CStr = c"libperfflow_runtime.so";
 
 type SiteFn = unsafe extern "C" fn(*const Site);
+type SiteIdFn = unsafe extern "C" fn(*const Site, u64);
 type WeaveFn = unsafe extern "C" fn(
     c_int,
     *const c_char,
@@ -35,6 +36,8 @@ type FinishFn = extern "C" fn();
 pub struct Api {
     site_enter: SiteFn,
     site_exit: SiteFn,
+    site_enter_id: SiteIdFn,
+    site_exit_id: SiteIdFn,
     weave_before: WeaveFn,
     weave_after: WeaveFn,
     region_begin: RegionFn,
@@ -60,6 +63,20 @@ pub fn get() -> &'static Api {
 // string arguments are NUL-terminated and alive for the call, or leaked
 // where the string ABI needs them for the life of the process).
 impl Api {
+    /// `perfflow_site_enter_id`: an async event of `site` with the caller's id.
+    #[inline]
+    pub fn site_enter_id(&self, site: &'static Site, id: u64) {
+        // SAFETY: see above.
+        unsafe { (self.site_enter_id)(site, id) }
+    }
+
+    /// `perfflow_site_exit_id`.
+    #[inline]
+    pub fn site_exit_id(&self, site: &'static Site, id: u64) {
+        // SAFETY: see above.
+        unsafe { (self.site_exit_id)(site, id) }
+    }
+
     /// `perfflow_enabled`, a relaxed load.
     #[inline]
     pub fn enabled(&self) -> bool {
@@ -222,6 +239,12 @@ pub fn init() -> Result<(), String> {
         Api {
             site_enter: std::mem::transmute::<*mut c_void, SiteFn>(f(c"perfflow_site_enter")?),
             site_exit: std::mem::transmute::<*mut c_void, SiteFn>(f(c"perfflow_site_exit")?),
+            site_enter_id: std::mem::transmute::<*mut c_void, SiteIdFn>(f(
+                c"perfflow_site_enter_id",
+            )?),
+            site_exit_id: std::mem::transmute::<*mut c_void, SiteIdFn>(f(
+                c"perfflow_site_exit_id",
+            )?),
             weave_before: std::mem::transmute::<*mut c_void, WeaveFn>(f(c"perfflow_weave_before")?),
             weave_after: std::mem::transmute::<*mut c_void, WeaveFn>(f(c"perfflow_weave_after")?),
             region_begin: std::mem::transmute::<*mut c_void, RegionFn>(f(

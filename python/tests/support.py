@@ -26,6 +26,7 @@ RUNTIME_VARIABLES = [
     "PERFFLOW_OPTIONS",
     "PERFFLOW_INSTANCE_PATH",
     "PERFFLOW_RUNTIME_LIB",
+    "PERFFLOW_FLOW_PREFIX",
     "FLUX_JOB_ID",
     "FLUX_URI",
     "SLURM_JOB_ID",
@@ -60,6 +61,33 @@ def trace_tool():
         "perfflow-trace not found in {}/bin or {}/debug: run scripts/build.sh or "
         "`cargo build -p perfflow-trace`".format(build_dir(), TARGET)
     )
+
+
+def weave(compiler, source, out, *flags):
+    """Compiles ``source`` to ``out`` through the build's plugin, linked
+    against its libperfflow_runtime.so, and returns ``out``."""
+    lib = build_dir() / "lib"
+    plugin = lib / "libWeavePass.so"
+    for needed in (plugin, lib / "libperfflow_runtime.so"):
+        assert needed.is_file(), "{} not found: run scripts/build.sh".format(needed)
+    subprocess.run(
+        [
+            compiler,
+            "-O1",
+            *flags,
+            "-fpass-plugin={}".format(plugin),
+            "-I{}".format(REPO / "runtime" / "include"),
+            str(source),
+            "-L{}".format(lib),
+            "-Wl,-rpath,{}".format(lib),
+            "-lperfflow_runtime",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        timeout=120,
+    )
+    return out
 
 
 def stage_package(into):

@@ -2,39 +2,20 @@
 libperfflow_runtime.so writes one trace file holding both, whichever of
 the two is loaded first, with one runtime."""
 
-import subprocess
-
 import pytest
 
-from support import REPO, build_dir, counts
+from support import REPO, counts, weave
 
 
 @pytest.fixture(scope="module")
 def woven_library(tmp_path_factory):
-    lib = build_dir() / "lib"
-    plugin = lib / "libWeavePass.so"
-    for needed in (plugin, lib / "libperfflow_runtime.so"):
-        assert needed.is_file(), "{} not found: run scripts/build.sh".format(needed)
-    out = tmp_path_factory.mktemp("woven") / "libwoven_component.so"
-    subprocess.run(
-        [
-            "clang-19",
-            "-O1",
-            "-shared",
-            "-fPIC",
-            "-fpass-plugin={}".format(plugin),
-            "-I{}".format(REPO / "runtime" / "include"),
-            str(REPO / "python" / "tests" / "c" / "woven_component.c"),
-            "-L{}".format(lib),
-            "-Wl,-rpath,{}".format(lib),
-            "-lperfflow_runtime",
-            "-o",
-            str(out),
-        ],
-        check=True,
-        timeout=120,
+    return weave(
+        "clang-19",
+        REPO / "python" / "tests" / "c" / "woven_component.c",
+        tmp_path_factory.mktemp("woven") / "libwoven_component.so",
+        "-shared",
+        "-fPIC",
     )
-    return out
 
 
 CALLS = """

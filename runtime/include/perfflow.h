@@ -151,6 +151,14 @@ void perfflow_region_end(const char *name);
 uint64_t perfflow_async_begin(const char *name, const char *scope);
 void perfflow_async_end(const char *name, const char *scope, uint64_t id);
 
+/* Like perfflow_site_enter/exit, with an async id the caller chose instead
+ * of one the runtime picks: entry into an around_async site writes "b", exit
+ * "e", entry into a before_async site "n", each with `id` (0 is ignored). For
+ * bindings that number their own operations, as PerfFlowAspect's
+ * async_event(..., id=...) does. */
+void perfflow_site_enter_id(const struct perfflow_site *site, uint64_t id);
+void perfflow_site_exit_id(const struct perfflow_site *site, uint64_t id);
+
 /* Annotates a function for the WeavePass plugin, as PerfFlowAspect's
  * annotation does, e.g.
  *     PERFFLOW_CRITICAL_PATH(pointcut='around', scope='io')

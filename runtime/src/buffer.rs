@@ -865,6 +865,9 @@ impl Runtime {
         let pid = std::process::id();
         let mut cx = DecodeContext::new(config.epoch);
         cx.compact = config.options.log_event == LogEvent::Compact;
+        cx.flow_prefix = std::env::var_os("PERFFLOW_FLOW_PREFIX")
+            .map(std::os::unix::ffi::OsStringExt::into_vec)
+            .unwrap_or_default();
         set_cpu_mem_usage(config.options.cpu_mem_usage);
         let sink = if config.options.log_enable {
             config.open_sink(pid)

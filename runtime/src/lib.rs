@@ -89,6 +89,42 @@ pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
     }
 }
 
+/// Records entry into `site` with the async id `id`: for an `around_async`
+/// site a `b` event, for a `before_async` one an `n` event, with that id
+/// instead of one the runtime picks (the caller pairs its ids). Id 0 is
+/// ignored.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
+    // SAFETY: as in perfflow_site_enter.
+    match (id != 0 && event::packable(site))
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_enter_with(site, Payload::AsyncId(id)),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Records exit from `site` with the async id `id`: for an `around_async`
+/// site the `e` event that ends the operation `id`. Id 0 is ignored.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_exit_id(site: *const Site, id: u64) {
+    // SAFETY: as in perfflow_site_enter.
+    match (id != 0 && event::packable(site))
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_exit_with(site, Payload::AsyncId(id)),
+        None => buffer::reject_site(),
+    }
+}
+
 /// PerfFlowAspect ABI: entry advice.
 ///
 /// # Safety
