@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfflow_trace::{
-    merge, stream_trace, trace_files, CheckOptions, Checker, Event, MergeOptions, Phase, Summarizer,
+    default_run_name, import, merge, query, stream_trace, trace_files, CheckOptions, Checker,
+    Event, Format, Imported, MergeOptions, Phase, Summarizer,
 };
 
 /// Exit status: everything was valid.
@@ -23,6 +24,8 @@ usage: perfflow-trace check FILE... [--expect-events N] [--expect-names A,B,...]
                              [--allow-truncated]
        perfflow-trace summary FILE...
        perfflow-trace merge FILE|DIR... -o OUTPUT [--fix-clocks]
+       perfflow-trace db -o DATABASE FILE|DIR... [--run NAME] [--label KEY=VALUE]...
+       perfflow-trace sql DATABASE QUERY [--csv | --json]
        perfflow-trace --help";
 
 const HELP: &str = "\
@@ -36,6 +39,8 @@ USAGE
   perfflow-trace check FILE... [OPTIONS]
   perfflow-trace summary FILE...
   perfflow-trace merge FILE|DIR... -o OUTPUT [--fix-clocks]
+  perfflow-trace db -o DATABASE FILE|DIR... [--run NAME] [--label KEY=VALUE]...
+  perfflow-trace sql DATABASE QUERY [--csv | --json]
   perfflow-trace --help | --version
 
 COMMANDS
@@ -68,6 +73,14 @@ COMMANDS
            processes never pair. Inputs may be cut short. Timestamps are
            wall time; every flow from one host to another whose arrival
            precedes its departure is reported per pair of hosts.
+  db       Import each FILE (a DIR stands for its perfflow.*.pfw files) into
+           the SQLite DATABASE (created if missing) as one run: processes,
+           threads, spans with depth and parent, instants, flows between
+           spans, counters. Each run of `db` adds to the DATABASE; a file
+           already imported is skipped with a message. The schema is in
+           docs/database.md.
+  sql      Run QUERY on DATABASE and print the rows as an aligned table,
+           or as CSV (--csv) or a JSON array of objects (--json).
 
 All commands read each FILE as a stream: memory does not grow with its
 size (check keeps what is open; summary also keeps one entry per name;
@@ -96,6 +109,14 @@ MERGE OPTIONS
                          flows touch it; fails when no offsets satisfy
                          every flow
 
+DB OPTIONS
+  -o, --output DATABASE  the SQLite database to add to (required)
+  --run NAME             the run the files belong to (default: `run-N`,
+                         the next number); files added to an existing
+                         NAME join that run
+  --label KEY=VALUE      a label of the run (repeatable; a KEY given again
+                         replaces its value)
+
 EXIT STATUS
   0  every FILE is valid and meets the expectations
   1  a FILE cannot be read, is invalid, or misses an expectation
@@ -106,7 +127,9 @@ EXAMPLES
   perfflow-trace check --expect-names main,solve --expect-phases B,E trace.pfw
   perfflow-trace check --allow-truncated --min-threads 4 killed.pfw
   perfflow-trace summary perfflow.array.*.pfw
-  perfflow-trace merge --fix-clocks run/ -o workflow.pfw";
+  perfflow-trace merge --fix-clocks run/ -o workflow.pfw
+  perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
+  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"";
 
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +139,25 @@ enum Command {
     Check(CheckCommand),
     Summary(Vec<PathBuf>),
     Merge(MergeCommand),
+    Db(DbCommand),
+    Sql(SqlCommand),
+}
+
+/// The arguments of `db`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct DbCommand {
+    inputs: Vec<PathBuf>,
+    output: Option<PathBuf>,
+    run: Option<String>,
+    labels: Vec<(String, String)>,
+}
+
+/// The arguments of `sql`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct SqlCommand {
+    database: PathBuf,
+    query: String,
+    format: Format,
 }
 
 /// The arguments of `merge`.
@@ -159,6 +201,8 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Ok(Command::Check(command)) => run_check(&command, out, err),
         Ok(Command::Summary(files)) => run_summary(&files, out, err),
         Ok(Command::Merge(command)) => run_merge(&command, out, err),
+        Ok(Command::Db(command)) => run_db(&command, out, err),
+        Ok(Command::Sql(command)) => run_sql(&command, out, err),
         Err(UsageError(message)) => {
             say(err, format_args!("perfflow-trace: {message}"));
             say(err, USAGE);
@@ -191,13 +235,15 @@ fn parse(args: Vec<OsString>) -> Result<Command, UsageError> {
         Some("check") => parse_check(rest).map(Command::Check),
         Some("summary") => parse_summary(rest).map(Command::Summary),
         Some("merge") => parse_merge(rest).map(Command::Merge),
+        Some("db") => parse_db(rest).map(Command::Db),
+        Some("sql") => parse_sql(rest).map(Command::Sql),
         Some("help") => Ok(Command::Help),
         Some("--version" | "-V") => Ok(Command::Version),
         Some(option) if option.starts_with('-') => {
             Err(UsageError(format!("unknown option `{option}`")))
         }
         _ => Err(UsageError(format!(
-            "unknown command `{}`; expected `check`, `summary` or `merge`",
+            "unknown command `{}`; expected `check`, `summary`, `merge`, `db` or `sql`",
             command.to_string_lossy()
         ))),
     }
@@ -340,17 +386,94 @@ fn parse_merge(args: Vec<OsString>) -> Result<MergeCommand, UsageError> {
             _ => return Err(UsageError(format!("unknown option `{name}` for `merge`"))),
         }
     }
-    if command.inputs.is_empty() {
-        return Err(UsageError(
-            "`merge` needs at least one FILE or DIR".to_string(),
-        ));
-    }
-    if command.output.is_none() {
-        return Err(UsageError(
-            "`merge` needs `-o OUTPUT`, the file to write".to_string(),
-        ));
-    }
+    needs_inputs_and_output(
+        "merge",
+        &command.inputs,
+        &command.output,
+        "`-o OUTPUT`, the file to write",
+    )?;
     Ok(command)
+}
+
+/// Checks that `command` was given inputs and an `-o` (described as
+/// `output_help`).
+fn needs_inputs_and_output(
+    command: &str,
+    inputs: &[PathBuf],
+    output: &Option<PathBuf>,
+    output_help: &str,
+) -> Result<(), UsageError> {
+    if inputs.is_empty() {
+        return Err(UsageError(format!(
+            "`{command}` needs at least one FILE or DIR"
+        )));
+    }
+    if output.is_none() {
+        return Err(UsageError(format!("`{command}` needs {output_help}")));
+    }
+    Ok(())
+}
+
+fn parse_db(args: Vec<OsString>) -> Result<DbCommand, UsageError> {
+    let mut command = DbCommand::default();
+    let mut args = classify(args).into_iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg {
+            Arg::File(path) => {
+                command.inputs.push(path);
+                continue;
+            }
+            Arg::Option { name, value } => (name, value),
+        };
+        let value = match inline {
+            Some(value) => value,
+            None => match args.next() {
+                Some(Arg::File(path)) => path.to_string_lossy().into_owned(),
+                _ => return Err(UsageError(format!("option `{name}` needs a value"))),
+            },
+        };
+        match name.as_str() {
+            "-o" | "--output" => set_once(&mut command.output, &name, PathBuf::from(value))?,
+            "--run" => set_once(&mut command.run, &name, value)?,
+            "--label" => match value.split_once('=') {
+                Some((key, label)) if !key.is_empty() => {
+                    command.labels.push((key.to_string(), label.to_string()))
+                }
+                _ => {
+                    return Err(UsageError(format!(
+                        "`--label` needs KEY=VALUE, found `{value}`"
+                    )))
+                }
+            },
+            _ => return Err(UsageError(format!("unknown option `{name}` for `db`"))),
+        }
+    }
+    needs_inputs_and_output(
+        "db",
+        &command.inputs,
+        &command.output,
+        "`-o DATABASE`, the SQLite file to add to",
+    )?;
+    Ok(command)
+}
+
+fn parse_sql(args: Vec<OsString>) -> Result<SqlCommand, UsageError> {
+    let mut format = None;
+    let mut positional = Vec::new();
+    for arg in args {
+        match arg.to_str() {
+            Some("--csv") => set_once(&mut format, "--csv", Format::Csv)?,
+            Some("--json") => set_once(&mut format, "--json", Format::Json)?,
+            _ => positional.push(arg),
+        }
+    }
+    let [database, query] = <[OsString; 2]>::try_from(positional)
+        .map_err(|_| UsageError("`sql` needs a DATABASE and one QUERY".to_string()))?;
+    Ok(SqlCommand {
+        database: PathBuf::from(database),
+        query: query.to_string_lossy().into_owned(),
+        format: format.unwrap_or_default(),
+    })
 }
 
 fn set_once<T>(slot: &mut Option<T>, name: &str, value: T) -> Result<(), UsageError> {
@@ -612,6 +735,66 @@ fn micros(ns: i64) -> String {
     let sign = if ns < 0 { "-" } else { "+" };
     let abs = ns.unsigned_abs();
     format!("{sign}{}.{:03} µs", abs / 1000, abs % 1000)
+}
+
+fn run_db(command: &DbCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let Some(output) = &command.output else {
+        return EXIT_USAGE;
+    };
+    let files = match trace_files(&command.inputs, output) {
+        Ok(files) => files,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: db: {error}"));
+            return EXIT_FAILED;
+        }
+    };
+    let run = match &command.run {
+        Some(run) => run.clone(),
+        None => default_run_name(output),
+    };
+    match import(output, &files, &run, &command.labels) {
+        Ok(done) => {
+            for imported in done {
+                match imported {
+                    Imported::New {
+                        path,
+                        events,
+                        spans,
+                        truncated,
+                    } => say(
+                        out,
+                        format_args!(
+                            "{}: {events} events, {spans} spans into run {run}{}",
+                            path.display(),
+                            if truncated { " (cut short)" } else { "" }
+                        ),
+                    ),
+                    Imported::Skipped { path, as_path, run } => say(
+                        err,
+                        format_args!(
+                            "perfflow-trace: db: {}: already imported (as {as_path}, run {run}); skipped",
+                            path.display()
+                        ),
+                    ),
+                }
+            }
+            EXIT_OK
+        }
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: db: {error}"));
+            EXIT_FAILED
+        }
+    }
+}
+
+fn run_sql(command: &SqlCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match query(&command.database, &command.query, command.format, out) {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: sql: {error}"));
+            EXIT_FAILED
+        }
+    }
 }
 
 fn run_merge(command: &MergeCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {

@@ -61,6 +61,7 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod db;
 mod error;
 mod event;
 mod merge;
@@ -69,6 +70,7 @@ mod spans;
 mod summary;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use db::{default_run_name, import, query, DbError, Format, Imported};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
 pub use merge::{

@@ -223,7 +223,7 @@ pub struct Process {
 impl Process {
     /// Process `pid` of `file`, numbered `new_pid`, until its metadata
     /// says more.
-    fn new(file: &Path, pid: i64, new_pid: i64) -> Process {
+    pub(crate) fn new(file: &Path, pid: i64, new_pid: i64) -> Process {
         Process {
             file: file.to_path_buf(),
             pid,
@@ -277,7 +277,7 @@ struct Survey {
 
 /// What a file's metadata says about one of its pids.
 #[derive(Debug, Default)]
-struct Facts {
+pub(crate) struct Facts {
     process_name: Option<String>,
     host: Option<String>,
     exe: Option<String>,
@@ -287,7 +287,7 @@ struct Facts {
 }
 
 impl Facts {
-    fn learn(&mut self, event: &Event) {
+    pub(crate) fn learn(&mut self, event: &Event) {
         let args = &event.args;
         match event.name.as_deref() {
             Some("process_name") => {
@@ -324,7 +324,7 @@ fn host_from_file_name(path: &Path) -> Option<String> {
 
 /// Fills in who the processes of the file at `path` are, from what its
 /// metadata said (`facts`) and, failing that, its `otherData` or name.
-fn identify(
+pub(crate) fn identify(
     processes: &mut [Process],
     pids: &HashMap<i64, usize>,
     mut facts: HashMap<i64, Facts>,

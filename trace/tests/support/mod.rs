@@ -168,3 +168,38 @@ pub fn assert_check_passes(args: &[&str]) {
         text(&output.stderr)
     );
 }
+
+/// A trace the runtime wrote, kept in `tests/data`.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Runs `perfflow-trace db -o DB ARGS...` and asserts it succeeded.
+pub fn import(db: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["db", "-o", path_str(db)];
+    all.extend_from_slice(args);
+    let output = perfflow_trace(&all);
+    assert!(
+        output.status.success(),
+        "db failed: {}",
+        text(&output.stderr)
+    );
+    output
+}
+
+/// The rows `query` gives on `db`, as CSV lines after the header.
+pub fn sql(db: &Path, query: &str) -> Vec<String> {
+    let output = perfflow_trace(&["sql", path_str(db), query, "--csv"]);
+    assert!(
+        output.status.success(),
+        "sql failed: {}",
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+        .lines()
+        .skip(1)
+        .map(String::from)
+        .collect()
+}

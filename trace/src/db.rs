@@ -1,0 +1,765 @@
+//! Importing traces into one SQLite database, and querying it.
+//!
+//! [`import`] streams each trace file into the tables described in
+//! `docs/database.md`: one `run` per name, its processes (identified as
+//! [`crate::merge`] identifies them: host, executable, MPI rank from the
+//! runtime's `perfflow_process` metadata), threads, spans (one row per
+//! `B`/`E` pair, `X` event or `b`/`e` pair, with its depth and parent
+//! span), instants, flows between spans and counter samples. Pairing uses
+//! the same matcher as `check` and `summary`, so the three agree on what a
+//! span is.
+//!
+//! Each file is one transaction with prepared statements; memory holds
+//! what is open (spans not yet ended, the current file's threads). Flows
+//! are paired through the database, so a flow's two ends may be in
+//! different files of the run. A file already imported (same size and the
+//! same first and last 64 KiB) is skipped, so re-importing changes nothing.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde_json::Value;
+
+use crate::error::TraceError;
+use crate::event::{Event, Phase};
+use crate::merge::{identify, Facts, Process};
+use crate::read::stream_trace;
+use crate::spans::{Matched, Matcher, Mismatch, Seen};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS run (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    start_ns INTEGER, end_ns INTEGER, host_count INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS run_label (
+    run INTEGER NOT NULL REFERENCES run(id), key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (run, key));
+CREATE TABLE IF NOT EXISTS source_file (
+    id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES run(id), path TEXT NOT NULL,
+    size INTEGER NOT NULL, digest TEXT NOT NULL, events INTEGER NOT NULL,
+    truncated INTEGER NOT NULL, UNIQUE (size, digest));
+CREATE TABLE IF NOT EXISTS process (
+    id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES run(id),
+    file INTEGER NOT NULL REFERENCES source_file(id),
+    host TEXT NOT NULL, pid INTEGER NOT NULL, rank INTEGER, exe TEXT NOT NULL,
+    monitor INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS thread (
+    id INTEGER PRIMARY KEY, process INTEGER NOT NULL REFERENCES process(id),
+    tid INTEGER NOT NULL, name TEXT);
+CREATE TABLE IF NOT EXISTS span (
+    id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread(id),
+    process INTEGER NOT NULL REFERENCES process(id),
+    name TEXT, category TEXT, start_ns INTEGER, end_ns INTEGER,
+    depth INTEGER, parent INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, async_id TEXT,
+    outcome TEXT NOT NULL CHECK (outcome IN ('returned', 'open_at_end')));
+CREATE INDEX IF NOT EXISTS span_by_name ON span(name);
+CREATE INDEX IF NOT EXISTS span_by_parent ON span(parent);
+CREATE TABLE IF NOT EXISTS instant (
+    id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread(id),
+    process INTEGER NOT NULL REFERENCES process(id),
+    name TEXT, category TEXT, ts_ns INTEGER, span INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED);
+CREATE TABLE IF NOT EXISTS flow (
+    id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES run(id),
+    category TEXT NOT NULL, flow_id TEXT NOT NULL,
+    from_span INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, from_ns INTEGER,
+    to_span INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, to_ns INTEGER);
+CREATE INDEX IF NOT EXISTS flow_by_key ON flow(run, category, flow_id);
+CREATE TABLE IF NOT EXISTS counter (
+    process INTEGER NOT NULL REFERENCES process(id), track TEXT NOT NULL,
+    series TEXT NOT NULL, ts_ns INTEGER NOT NULL, value REAL);
+";
+
+/// Why an import or a query failed; every variant names its input.
+#[derive(Debug)]
+pub enum DbError {
+    /// The database cannot be opened, created or written.
+    Database {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    /// A trace cannot be read.
+    Trace(TraceError),
+    /// A file cannot be read.
+    Input {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A query SQLite rejected.
+    Query {
+        sql: String,
+        source: rusqlite::Error,
+    },
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbError::Database { path, source } => {
+                write!(
+                    f,
+                    "{}: cannot use as a SQLite database: {source}",
+                    path.display()
+                )
+            }
+            DbError::Trace(error) => write!(f, "{error}"),
+            DbError::Input { path, source } => write!(f, "{}: {source}", path.display()),
+            DbError::Query { sql, source } => write!(f, "query `{sql}` failed: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// What [`import`] did with one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    /// Imported: events read, spans written, whether it was cut short.
+    New {
+        path: PathBuf,
+        events: u64,
+        spans: u64,
+        truncated: bool,
+    },
+    /// Already in the database (as `as_path`, in run `run`): skipped.
+    Skipped {
+        path: PathBuf,
+        as_path: String,
+        run: String,
+    },
+}
+
+/// Imports `files` into the database at `db` (created if missing) as run
+/// `run`, adding `labels` to it. Files already imported are skipped.
+pub fn import(
+    db: &Path,
+    files: &[PathBuf],
+    run: &str,
+    labels: &[(String, String)],
+) -> Result<Vec<Imported>, DbError> {
+    let database = |source| DbError::Database {
+        path: db.to_path_buf(),
+        source,
+    };
+    let mut conn = Connection::open(db).map_err(database)?;
+    conn.execute_batch(SCHEMA).map_err(database)?;
+    // The run is made, and labelled, with its first new file, so that a
+    // command whose files are all imported already changes nothing.
+    let mut run_id = None;
+    let mut done = Vec::new();
+    for path in files {
+        let (size, digest) = fingerprint(path)?;
+        let seen: Option<(String, String)> = conn
+            .query_row(
+                "SELECT f.path, r.name FROM source_file f JOIN run r ON r.id = f.run
+                 WHERE f.size = ?1 AND f.digest = ?2",
+                params![size as i64, digest],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(database)?;
+        if let Some((as_path, run)) = seen {
+            done.push(Imported::Skipped {
+                path: path.clone(),
+                as_path,
+                run,
+            });
+            continue;
+        }
+        let tx = conn.transaction().map_err(database)?;
+        let run_id = match run_id {
+            Some(id) => id,
+            None => *run_id.insert(make_run(&tx, run, labels).map_err(database)?),
+        };
+        let imported = import_file(&tx, db, run_id, path, size, &digest)?;
+        tx.commit().map_err(database)?;
+        done.push(imported);
+    }
+    let Some(run_id) = run_id else {
+        return Ok(done);
+    };
+    conn.execute(
+        "UPDATE run SET
+           start_ns = (SELECT MIN(s.start_ns) FROM span s JOIN process p ON p.id = s.process
+                       WHERE p.run = ?1),
+           end_ns = (SELECT MAX(COALESCE(s.end_ns, s.start_ns)) FROM span s
+                     JOIN process p ON p.id = s.process WHERE p.run = ?1),
+           host_count = (SELECT COUNT(DISTINCT host) FROM process WHERE run = ?1)
+         WHERE id = ?1",
+        [run_id],
+    )
+    .map_err(database)?;
+    Ok(done)
+}
+
+/// The id of run `name`, made if new, with `labels` set.
+fn make_run(tx: &Transaction<'_>, name: &str, labels: &[(String, String)]) -> Sql<i64> {
+    tx.execute("INSERT OR IGNORE INTO run (name) VALUES (?1)", [name])?;
+    let id = tx.query_row("SELECT id FROM run WHERE name = ?1", [name], |row| {
+        row.get(0)
+    })?;
+    for (key, value) in labels {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_label (run, key, value) VALUES (?1, ?2, ?3)",
+            params![id, key, value],
+        )?;
+    }
+    Ok(id)
+}
+
+/// The size of the file at `path` and a digest of its first and last
+/// 64 KiB (FNV-1a, 64 bits, in hex).
+fn fingerprint(path: &Path) -> Result<(u64, String), DbError> {
+    let input = |source| DbError::Input {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(input)?;
+    let size = file.metadata().map_err(input)?.len();
+    const PART: u64 = 64 * 1024;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(PART)
+        .read_to_end(&mut bytes)
+        .map_err(input)?;
+    if size > PART {
+        file.seek(SeekFrom::Start(size.saturating_sub(PART).max(PART)))
+            .map_err(input)?;
+        file.take(PART).read_to_end(&mut bytes).map_err(input)?;
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok((size, format!("{hash:016x}")))
+}
+
+/// A span begun and not yet written: its row id is chosen at the begin so
+/// that spans inside it can name it as their parent.
+struct Open {
+    id: i64,
+    cat: Option<String>,
+    parent: Option<i64>,
+    depth: i64,
+}
+
+/// The import of one file, inside its transaction.
+struct FileImport<'a> {
+    tx: &'a Transaction<'a>,
+    run: i64,
+    file: i64,
+    path: PathBuf,
+    next_span: i64,
+    /// Processes of this file by pid: (row id, index into `processes`).
+    pids: HashMap<i64, (i64, usize)>,
+    processes: Vec<Process>,
+    facts: HashMap<i64, Facts>,
+    threads: HashMap<(i64, i64), i64>,
+    /// Open `B`s by their position in the file.
+    open: HashMap<usize, Open>,
+    matcher: Matcher,
+    spans: u64,
+}
+
+fn import_file(
+    tx: &Transaction<'_>,
+    db: &Path,
+    run: i64,
+    path: &Path,
+    size: u64,
+    digest: &str,
+) -> Result<Imported, DbError> {
+    let database = |source| DbError::Database {
+        path: db.to_path_buf(),
+        source,
+    };
+    tx.execute(
+        "INSERT INTO source_file (run, path, size, digest, events, truncated)
+         VALUES (?1, ?2, ?3, ?4, 0, 0)",
+        params![run, path.to_string_lossy(), size as i64, digest],
+    )
+    .map_err(database)?;
+    let file = tx.last_insert_rowid();
+    let next_span: i64 = tx
+        .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM span", [], |row| {
+            row.get(0)
+        })
+        .map_err(database)?;
+    let mut state = FileImport {
+        tx,
+        run,
+        file,
+        path: path.to_path_buf(),
+        next_span,
+        pids: HashMap::new(),
+        processes: Vec::new(),
+        facts: HashMap::new(),
+        threads: HashMap::new(),
+        open: HashMap::new(),
+        matcher: Matcher::default(),
+        spans: 0,
+    };
+    let mut events = 0u64;
+    let mut failed = None;
+    let info = stream_trace(path, |event| {
+        if failed.is_some() {
+            return;
+        }
+        if let Err(error) = state.event(events as usize, &event) {
+            failed = Some(error);
+        }
+        events += 1;
+    })
+    .map_err(DbError::Trace)?;
+    if let Some(error) = failed {
+        return Err(database(error));
+    }
+    let matcher = std::mem::take(&mut state.matcher);
+    let mut left = Vec::new();
+    matcher.finish(&mut |found| left.push(found));
+    for found in left {
+        state.matched(found).map_err(database)?;
+    }
+    let indexes = state
+        .pids
+        .iter()
+        .map(|(&pid, &(_, at))| (pid, at))
+        .collect();
+    let facts = std::mem::take(&mut state.facts);
+    identify(&mut state.processes, &indexes, facts, path, &info);
+    for (row, at) in state.pids.values() {
+        let process = &state.processes[*at];
+        tx.execute(
+            "UPDATE process SET host = ?2, exe = ?3, rank = ?4, monitor = ?5 WHERE id = ?1",
+            params![
+                row,
+                process.host,
+                process.exe,
+                process.rank.map(|rank| rank as i64),
+                process.monitor
+            ],
+        )
+        .map_err(database)?;
+    }
+    tx.execute(
+        "UPDATE source_file SET events = ?2, truncated = ?3 WHERE id = ?1",
+        params![file, events as i64, info.truncated],
+    )
+    .map_err(database)?;
+    Ok(Imported::New {
+        path: path.to_path_buf(),
+        events,
+        spans: state.spans,
+        truncated: info.truncated,
+    })
+}
+
+type Sql<T> = Result<T, rusqlite::Error>;
+
+impl FileImport<'_> {
+    fn event(&mut self, index: usize, event: &Event) -> Sql<()> {
+        let Some(pid) = event.pid else {
+            return Ok(());
+        };
+        let process = self.process(pid)?;
+        if event.is_metadata() {
+            self.facts.entry(pid).or_default().learn(event);
+            if event.name.as_deref() == Some("thread_name") {
+                if let (Some(tid), Some(name)) =
+                    (event.tid, event.args.get("name").and_then(Value::as_str))
+                {
+                    let thread = self.thread(process, pid, tid)?;
+                    let mut update = self
+                        .tx
+                        .prepare_cached("UPDATE thread SET name = ?2 WHERE id = ?1")?;
+                    update.execute(params![thread, name])?;
+                }
+            }
+            return Ok(());
+        }
+        let thread = match event.tid {
+            Some(tid) => Some(self.thread(process, pid, tid)?),
+            None => None,
+        };
+        // The innermost open B on this thread, and how many are open.
+        let enclosing = |this: &Self| -> (Option<i64>, i64) {
+            let open = event.thread().map_or(&[][..], |t| this.matcher.open_on(t));
+            let parent = open
+                .last()
+                .and_then(|seen| this.open.get(&seen.index))
+                .map(|open| open.id);
+            (parent, open.len() as i64)
+        };
+        match event.ph {
+            Some(Phase::Begin) => {
+                let (parent, depth) = enclosing(self);
+                let id = self.take_span_id();
+                self.open.insert(
+                    index,
+                    Open {
+                        id,
+                        cat: event.cat.clone(),
+                        parent,
+                        depth,
+                    },
+                );
+            }
+            Some(Phase::Complete) => {
+                let (parent, depth) = enclosing(self);
+                let id = self.take_span_id();
+                self.write_span(
+                    id,
+                    &Seen::of(index, event),
+                    process,
+                    event.cat.as_deref(),
+                    event.end_ns(),
+                    Some(depth),
+                    parent,
+                    "returned",
+                )?;
+            }
+            Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
+                let (parent, _) = enclosing(self);
+                let mut insert = self.tx.prepare_cached(
+                    "INSERT INTO instant (thread, process, name, category, ts_ns, span)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                insert.execute(params![
+                    thread,
+                    process,
+                    event.name,
+                    event.cat,
+                    event.ts_ns,
+                    parent
+                ])?;
+            }
+            Some(Phase::FlowStart) | Some(Phase::FlowEnd) => {
+                let (span, _) = enclosing(self);
+                let start = event.ph == Some(Phase::FlowStart);
+                self.flow_end(event, start, span)?;
+            }
+            Some(Phase::Counter) => {
+                if let Some(args) = event.args.as_object() {
+                    let mut insert = self.tx.prepare_cached(
+                        "INSERT INTO counter (process, track, series, ts_ns, value)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )?;
+                    let track = event.name.as_deref().unwrap_or("");
+                    for (series, value) in args {
+                        if let (Some(ts), Some(value)) = (event.ts_ns, value.as_f64()) {
+                            insert.execute(params![process, track, series, ts, value])?;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut found = Vec::new();
+        self.matcher.push(index, event, &mut |m| found.push(m));
+        for matched in found {
+            self.matched(matched)?;
+        }
+        Ok(())
+    }
+
+    fn take_span_id(&mut self) -> i64 {
+        let id = self.next_span;
+        self.next_span += 1;
+        self.spans += 1;
+        id
+    }
+
+    /// Writes what the matcher paired, or left open at the end.
+    fn matched(&mut self, matched: Matched) -> Sql<()> {
+        let (begin, end_ns, outcome) = match matched {
+            Matched::Pair {
+                begin, end_ts_ns, ..
+            } => (begin, end_ts_ns, "returned"),
+            Matched::Mismatch(mismatch) => match *mismatch {
+                Mismatch::Unclosed { begin } | Mismatch::AsyncUnclosed { begin } => {
+                    (begin, None, "open_at_end")
+                }
+                Mismatch::WrongName { begin, .. } => {
+                    self.open.remove(&begin.index);
+                    return Ok(());
+                }
+                _ => return Ok(()),
+            },
+        };
+        let Some(pid) = begin.thread.map(|(pid, _)| pid) else {
+            return Ok(());
+        };
+        let process = self.process(pid)?;
+        let (id, depth, parent, cat) = match self.open.remove(&begin.index) {
+            Some(open) => (open.id, Some(open.depth), open.parent, open.cat),
+            // An async span: no depth or parent.
+            None => (self.take_span_id(), None, None, begin.cat.clone()),
+        };
+        self.write_span(
+            id,
+            &begin,
+            process,
+            cat.as_deref(),
+            end_ns,
+            depth,
+            parent,
+            outcome,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_span(
+        &mut self,
+        id: i64,
+        begin: &Seen,
+        process: i64,
+        cat: Option<&str>,
+        end_ns: Option<i64>,
+        depth: Option<i64>,
+        parent: Option<i64>,
+        outcome: &str,
+    ) -> Sql<()> {
+        let thread = match begin.thread {
+            Some((pid, tid)) => Some(self.thread(process, pid, tid)?),
+            None => None,
+        };
+        let mut insert = self.tx.prepare_cached(
+            "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
+                               parent, async_id, outcome)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        insert.execute(params![
+            id,
+            thread,
+            process,
+            begin.name,
+            cat,
+            begin.ts_ns,
+            end_ns,
+            depth,
+            parent,
+            begin.id,
+            outcome
+        ])?;
+        Ok(())
+    }
+
+    /// Records one end of a flow, pairing it with the earliest unpaired
+    /// opposite end of the same run, category and id.
+    fn flow_end(&mut self, event: &Event, start: bool, span: Option<i64>) -> Sql<()> {
+        let Some(id) = event.id.as_deref() else {
+            return Ok(());
+        };
+        let cat = event.cat.as_deref().unwrap_or("");
+        let (mine, other) = if start {
+            ("from", "to")
+        } else {
+            ("to", "from")
+        };
+        let mut pair = self.tx.prepare_cached(&format!(
+            "UPDATE flow SET {mine}_span = ?4, {mine}_ns = ?5 WHERE id = (
+               SELECT id FROM flow WHERE run = ?1 AND category = ?2 AND flow_id = ?3
+                 AND {mine}_ns IS NULL AND {mine}_span IS NULL
+               ORDER BY {other}_ns LIMIT 1)"
+        ))?;
+        if pair.execute(params![self.run, cat, id, span, event.ts_ns])? == 0 {
+            let mut insert = self.tx.prepare_cached(&format!(
+                "INSERT INTO flow (run, category, flow_id, {mine}_span, {mine}_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5)"
+            ))?;
+            insert.execute(params![self.run, cat, id, span, event.ts_ns])?;
+        }
+        Ok(())
+    }
+
+    /// The row id of process `pid` of this file, created on first sight;
+    /// who it is gets filled in at the end of the file.
+    fn process(&mut self, pid: i64) -> Sql<i64> {
+        if let Some(&(row, _)) = self.pids.get(&pid) {
+            return Ok(row);
+        }
+        self.tx.execute(
+            "INSERT INTO process (run, file, host, pid, exe) VALUES (?1, ?2, 'unknown', ?3, '?')",
+            params![self.run, self.file, pid],
+        )?;
+        let row = self.tx.last_insert_rowid();
+        self.pids.insert(pid, (row, self.processes.len()));
+        self.processes.push(Process::new(&self.path, pid, row));
+        Ok(row)
+    }
+
+    fn thread(&mut self, process: i64, pid: i64, tid: i64) -> Sql<i64> {
+        if let Some(&row) = self.threads.get(&(pid, tid)) {
+            return Ok(row);
+        }
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO thread (process, tid) VALUES (?1, ?2)")?;
+        insert.execute(params![process, tid])?;
+        let row = self.tx.last_insert_rowid();
+        self.threads.insert((pid, tid), row);
+        Ok(row)
+    }
+}
+
+/// How [`query`] prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// An aligned text table with a header.
+    #[default]
+    Table,
+    /// CSV with a header row.
+    Csv,
+    /// A JSON array of objects, one per row.
+    Json,
+}
+
+/// Runs `sql` on the existing database at `db` and writes its rows to
+/// `out` in `format`.
+pub fn query(
+    db: &Path,
+    sql: &str,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> Result<(), DbError> {
+    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|source| DbError::Database {
+            path: db.to_path_buf(),
+            source,
+        })?;
+    let failed = |source| DbError::Query {
+        sql: sql.to_string(),
+        source,
+    };
+    let mut statement = conn.prepare(sql).map_err(failed)?;
+    let columns: Vec<String> = statement
+        .column_names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let mut rows = statement.query([]).map_err(failed)?;
+    let mut cells: Vec<Vec<Value>> = Vec::new();
+    while let Some(row) = rows.next().map_err(failed)? {
+        let mut values = Vec::with_capacity(columns.len());
+        for at in 0..columns.len() {
+            values.push(match row.get_ref(at).map_err(failed)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(n) => Value::from(n),
+                ValueRef::Real(x) => Value::from(x),
+                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                    Value::from(String::from_utf8_lossy(t).into_owned())
+                }
+            });
+        }
+        cells.push(values);
+    }
+    let text = |value: &Value| match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let write = |out: &mut dyn std::io::Write, line: String| {
+        let _ = writeln!(out, "{line}");
+    };
+    match format {
+        Format::Json => {
+            let objects: Vec<Value> = cells
+                .into_iter()
+                .map(|row| Value::Object(columns.iter().cloned().zip(row).collect()))
+                .collect();
+            write(out, Value::Array(objects).to_string());
+        }
+        Format::Csv => {
+            let field = |s: String| {
+                if s.contains([',', '"', '\n', '\r']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s
+                }
+            };
+            write(
+                out,
+                columns
+                    .iter()
+                    .cloned()
+                    .map(field)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+            for row in &cells {
+                write(
+                    out,
+                    row.iter()
+                        .map(|v| field(text(v)))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                );
+            }
+        }
+        Format::Table => {
+            let rows: Vec<Vec<String>> = cells
+                .iter()
+                .map(|row| row.iter().map(text).collect())
+                .collect();
+            let mut widths: Vec<usize> = columns.iter().map(|c| c.chars().count()).collect();
+            for row in &rows {
+                for (width, cell) in widths.iter_mut().zip(row) {
+                    *width = (*width).max(cell.chars().count());
+                }
+            }
+            let numeric: Vec<bool> = (0..columns.len())
+                .map(|at| {
+                    cells
+                        .iter()
+                        .all(|row| matches!(row[at], Value::Number(_) | Value::Null))
+                })
+                .collect();
+            let line = |row: &[String]| {
+                let parts: Vec<String> = row
+                    .iter()
+                    .enumerate()
+                    .map(|(at, cell)| {
+                        let pad = " ".repeat(widths[at] - cell.chars().count());
+                        if numeric[at] {
+                            format!("{pad}{cell}")
+                        } else {
+                            format!("{cell}{pad}")
+                        }
+                    })
+                    .collect();
+                parts.join("  ").trim_end().to_string()
+            };
+            write(out, line(&columns));
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            write(out, rule.join("  "));
+            for row in &rows {
+                write(out, line(row));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `run-N` for the smallest N from 1 that names no run in the database
+/// at `db` (which may not exist yet).
+pub fn default_run_name(db: &Path) -> String {
+    let taken = |name: &str| -> bool {
+        if !db.exists() {
+            return false;
+        }
+        Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|conn| {
+                conn.query_row("SELECT COUNT(*) FROM run WHERE name = ?1", [name], |row| {
+                    row.get::<_, i64>(0)
+                })
+            })
+            .is_ok_and(|count| count > 0)
+    };
+    (1..)
+        .map(|n| format!("run-{n}"))
+        .find(|name| !taken(name))
+        .expect("a free run name")
+}
