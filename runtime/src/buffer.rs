@@ -819,6 +819,7 @@ impl Runtime {
     /// right after it exists (cold paths only: first event, fork).
     fn get() -> &'static Runtime {
         static SERVICES: std::sync::Once = std::sync::Once::new();
+        register_fork_handlers();
         let rt = RUNTIME.get_or_init(Runtime::start);
         SERVICES.call_once(|| {
             if ENABLED.load(Ordering::Relaxed) {
@@ -834,9 +835,9 @@ impl Runtime {
 
     /// Starts tracing (cold, once per process): reads `PERFFLOW_OPTIONS`,
     /// works out the instance path, creates the trace file, and registers
-    /// the exit and fork handlers. Signal and sampler threads start in
-    /// [`Runtime::get`] once the runtime exists, the writer thread at the
-    /// first hand-off.
+    /// the exit handler ([`Runtime::get`] registered the fork handlers
+    /// just before). Signal and sampler threads start in [`Runtime::get`]
+    /// once the runtime exists, the writer thread at the first hand-off.
     fn start() -> Runtime {
         let (options, warnings) = Options::from_env();
         for warning in &warnings {
@@ -869,7 +870,6 @@ impl Runtime {
                         "perfflow: cannot register the exit handler; the trace may be incomplete"
                     );
                 }
-                libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
             }
         }
         Runtime {
@@ -1493,6 +1493,29 @@ pub(crate) extern "C" fn vfork_parent() {
 // never inherits them held by a thread that does not exist there. The guards
 // live in a thread-local of the forking thread from `prepare` to
 // `parent`/`child`.
+//
+// The start of the runtime is guarded the same way: the handlers are
+// registered before any thread begins it, and `prepare` waits until it is
+// done, so a fork from another thread meanwhile never leaves the child a
+// start-up that no thread of its own will finish (its first event would wait
+// for it forever).
+
+/// Registers the fork handlers, once per process, before the runtime
+/// starts. `pthread_once` rather than a Rust `Once`: glibc starts it over in
+/// a child forked while another thread was inside it.
+fn register_fork_handlers() {
+    extern "C" fn register() {
+        // SAFETY: registering plain `extern "C"` functions is always valid;
+        // glibc also accepts them from a shared library.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    }
+    struct Control(std::cell::UnsafeCell<libc::pthread_once_t>);
+    // SAFETY: only ever passed to `pthread_once`, which synchronises.
+    unsafe impl Sync for Control {}
+    static ONCE: Control = Control(std::cell::UnsafeCell::new(libc::PTHREAD_ONCE_INIT));
+    // SAFETY: a static once-control and a function without arguments.
+    unsafe { libc::pthread_once(ONCE.0.get(), register) };
+}
 
 struct ForkGuards {
     _interned: crate::site::ForkGuard,
@@ -1509,10 +1532,14 @@ thread_local! {
 
 extern "C" fn fork_prepare() {
     let _ = catch_unwind(|| {
-        // These handlers are registered during start-up, so start-up has
-        // begun: wait for it to finish (another thread may be inside it),
-        // or the child would inherit it half done.
+        // These handlers are registered right before start-up, so it has
+        // begun or is about to: wait for it to finish (another thread may
+        // be inside it), or the child would inherit it half done.
         let rt = Runtime::get();
+        if !ENABLED.load(Ordering::Relaxed) {
+            // Tracing is off: nothing to hand over to the child.
+            return;
+        }
         // Events recorded by this thread until the fork is over (a woven
         // allocator) must not take the locks it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
