@@ -36,7 +36,7 @@
 //! taken by the default action or by our handler instead.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use crate::fd::{self, Shared};
 
@@ -101,8 +101,8 @@ pub fn after_fork() {
     close_pipes();
     WATCHING.store(false, Ordering::Release);
     HANDLING.store(false, Ordering::Relaxed);
-    if let Ok(mut tids) = SERVICE_TIDS.lock() {
-        tids.clear();
+    for tid in &SERVICE_TIDS {
+        tid.store(0, Ordering::Relaxed);
     }
 }
 
@@ -167,9 +167,12 @@ fn close_pipes() {
     }
 }
 
-/// Kernel thread ids of perfflow's own threads (watcher, sampler): the only
-/// threads that may be left when the watcher ends the process.
-static SERVICE_TIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// Kernel thread ids of perfflow's own threads (writer, watcher, sampler;
+/// 0 for a free entry): the only threads that may be left when the watcher
+/// ends the process. Atomics rather than a lock: a program may fork at any
+/// moment, and a child must never inherit a lock held by a thread it does
+/// not have.
+static SERVICE_TIDS: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
 
 /// Starts one of perfflow's own threads: with every signal blocked (so
 /// signals meant for the program never land on it), and registered as a
@@ -184,9 +187,14 @@ pub(crate) fn spawn_service(
     let spawned = std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
-            if let Ok(mut tids) = SERVICE_TIDS.lock() {
-                tids.push(crate::buffer::current_tid());
-            }
+            let tid = crate::buffer::current_tid();
+            // A process has three service threads at most: a free entry
+            // is always there.
+            let _ = SERVICE_TIDS.iter().find(|entry| {
+                entry
+                    .compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+            });
             body();
         });
     drop(masked);
@@ -307,10 +315,11 @@ fn only_thread_left() -> bool {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return false;
     };
-    let service = match SERVICE_TIDS.lock() {
-        Ok(tids) => tids.clone(),
-        Err(_) => return false,
-    };
+    let service: Vec<u32> = SERVICE_TIDS
+        .iter()
+        .map(|entry| entry.load(Ordering::Acquire))
+        .filter(|&tid| tid != 0)
+        .collect();
     for task in tasks.flatten() {
         let tid: Option<u32> = task.file_name().to_str().and_then(|t| t.parse().ok());
         if tid.is_some_and(|t| service.contains(&t)) {
