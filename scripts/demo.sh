@@ -2,7 +2,8 @@
 # The demo: installs what is missing, builds and installs perfflow, compiles
 # the annotated example workflow through the plugin exactly as a user would,
 # runs it, and summarises the trace it leaves; then runs it once more under
-# perfflow-monitor, which writes the job's metrics and an HTML report.
+# perfflow-monitor, which writes the job's metrics and an HTML report; then
+# runs a traced Python driver (examples/driver.py) that launches it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh
@@ -36,3 +37,21 @@ echo "Open it in Perfetto: https://ui.perfetto.dev -> Open trace file -> $trace"
 echo "The monitored run's trace and the node's counters, to open together:"
 echo "  $monitored"
 echo "  $(ls "$out"/monitor/perfflow.monitor.*.pfw)"
+echo
+echo "== a Python driver (examples/driver.py) traced with the perfflow package, launching the workflow"
+# The extension is built in the CMake build's cargo directory, which already
+# holds the runtime's release build, and put next to the package's sources;
+# `pip install ./python` installs the same package for good.
+CARGO_TARGET_DIR=$PWD/build/cargo cargo build --release --quiet -p perfflow-python
+site=$out/python
+mkdir -p "$site"
+cp -r python/perfflow python/perfflowaspect "$site"/
+cp build/cargo/release/lib_native.so "$site"/perfflow/_native.abi3.so
+repo=$PWD
+rm -rf "$out/driver" && mkdir -p "$out/driver"
+(cd "$out/driver" && PYTHONPATH="$site" python3 "$repo/examples/driver.py" "$out/workflow")
+for t in "$out"/driver/perfflow.*.pfw; do
+  "$prefix/bin/perfflow-trace" check "$t"
+done
+python_trace=$(grep -l '"prepare"' "$out"/driver/perfflow.*.pfw)
+"$prefix/bin/perfflow-trace" summary "$python_trace"

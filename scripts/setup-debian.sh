@@ -3,8 +3,10 @@
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
 # report is rendered headless), Python's pyarrow (exported Parquet files
-# are read back by an independent reader) and python3-dev (a test embeds
-# CPython in a traced program).
+# are read back by an independent reader), python3-dev (a test embeds
+# CPython in a traced program), clang's sanitizer runtimes and pytest (the
+# Python package's tests), Parsl (a composite workflow test's driver),
+# maturin and python3-venv (the wheel the build makes is installed in a venv).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -15,7 +17,8 @@ case "${1:-}" in
 esac
 packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
 if [ $tests -eq 1 ]; then
-  packages+=(chromium python3 python3-dev)
+  # libclang-rt-19-dev: the sanitizer runtimes, for the ASan and TSan tests.
+  packages+=(chromium python3 python3-dev python3-venv libclang-rt-19-dev)
   python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 fi
 missing=()
@@ -34,6 +37,23 @@ if [ $tests -eq 1 ] && ! python3 -c 'import pyarrow' 2>/dev/null; then
   # Debian's own Python refuses pip installs unless told (PEP 668).
   python3 -m pip install --quiet pyarrow 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages pyarrow
+fi
+if [ $tests -eq 1 ] && ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "perfflow: installing pytest for the tests"
+  python3 -m pip install --quiet pytest 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages pytest
+fi
+if [ $tests -eq 1 ] && ! command -v maturin >/dev/null; then
+  # Builds the Python wheel in the CMake build (one binary wheel).
+  echo "perfflow: installing maturin for the tests"
+  python3 -m pip install --quiet maturin 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages maturin
+fi
+if [ $tests -eq 1 ] && ! python3 -c 'import parsl' 2>/dev/null; then
+  # Wheels only: about 5 s to install.
+  echo "perfflow: installing parsl for the tests"
+  python3 -m pip install --quiet parsl 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages parsl
 fi
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"

@@ -23,7 +23,7 @@
  * sites pair on the recording thread; see below for the upstream ABI and the
  * async API); before_async/after_async -> "n". Enter/exit calls that a
  * pointcut does not use are ignored; an exit without an enter is reported
- * once on stderr and dropped. Slices still open when their thread ends, or
+ * once on stderr, dropped and counted. Slices still open when their thread ends, or
  * when the trace is completed (exit() called deep inside woven code), are
  * ended at that moment.
  *
@@ -151,6 +151,14 @@ void perfflow_region_end(const char *name);
 uint64_t perfflow_async_begin(const char *name, const char *scope);
 void perfflow_async_end(const char *name, const char *scope, uint64_t id);
 
+/* Like perfflow_site_enter/exit, with an async id the caller chose instead
+ * of one the runtime picks: entry into an around_async site writes "b", exit
+ * "e", entry into a before_async site "n", each with `id` (0 is ignored). For
+ * bindings that number their own operations, as PerfFlowAspect's
+ * async_event(..., id=...) does. */
+void perfflow_site_enter_id(const struct perfflow_site *site, uint64_t id);
+void perfflow_site_exit_id(const struct perfflow_site *site, uint64_t id);
+
 /* Annotates a function for the WeavePass plugin, as PerfFlowAspect's
  * annotation does, e.g.
  *     PERFFLOW_CRITICAL_PATH(pointcut='around', scope='io')
@@ -166,8 +174,19 @@ void perfflow_async_end(const char *name, const char *scope, uint64_t id);
 #define PERFFLOW_CRITICAL_PATH(...) \
     __attribute__((annotate("@critical_path(" #__VA_ARGS__ ")")))
 
-/* Number of events dropped so far (recorded after the trace was completed,
- * during thread teardown, or when the trace file could not be written). */
+/* Completes the trace now, as exit() would, for a process that will end
+ * without running exit handlers (_exit, as Python's multiprocessing workers
+ * do). Events recorded afterwards are dropped and counted; later calls, and
+ * the exit handler, do nothing. */
+void perfflow_finish(void);
+
+/* Number of events not in the trace so far, each counted once as an event:
+ * recorded after the trace was completed (also by threads still running when
+ * the process ends), during thread teardown, by a signal handler while it
+ * interrupted recording on the same thread, or after a fatal signal while the
+ * trace was completed; exits without a matching enter; events the trace file
+ * could not take (a full disk). The closing perfflow_runtime record holds the
+ * same count as of the moment the trace was completed. */
 uint64_t perfflow_dropped_events(void);
 
 #ifdef __cplusplus

@@ -871,6 +871,9 @@ impl Runtime {
         let pid = std::process::id();
         let mut cx = DecodeContext::new(Epoch::capture());
         cx.compact = config.options.log_event == LogEvent::Compact;
+        cx.flow_prefix = std::env::var_os("PERFFLOW_FLOW_PREFIX")
+            .map(std::os::unix::ffi::OsStringExt::into_vec)
+            .unwrap_or_default();
         set_cpu_mem_usage(config.options.cpu_mem_usage);
         let sink = if config.options.log_enable {
             config.open_sink(pid)
@@ -1068,6 +1071,9 @@ impl Runtime {
                 Some(full) => {
                     out.format_full(&full);
                     self.registry().recycle(full.chunk);
+                    // Freed before the file is lent out below: a fork then
+                    // would leave the thread name to no thread of the child.
+                    drop(full);
                     self.drained.notify_all();
                     if OUTPUT_WANTED.load(Ordering::Acquire) > 0 {
                         // Someone else needs the file (a fork, the sampler):
@@ -1113,42 +1119,42 @@ impl Runtime {
     /// Periodic flush (writer thread, output lock held): formats the
     /// records each live thread has published since the last look and
     /// writes them out. A thread with a chunk still queued is left for the
-    /// next round, so its records stay in order. The records are copied
-    /// under the registry lock (a memory copy, at most one chunk per
-    /// thread) and formatted after it is released; `drained` remembers
+    /// next round, so its records stay in order. One thread at a time, the
+    /// records are copied under the registry lock (a memory copy of at most
+    /// one chunk) and formatted after it is released; `drained` remembers
     /// where the copy ended, so the chunk's later hand-off, the final flush
     /// and a fork start there.
     fn drain_live(&self, out: &mut Output) {
+        let ids: Vec<u64> = self.registry().slots.iter().map(|s| s.id).collect();
         let mut copied: Vec<RawEvent> = Vec::new();
-        let mut spans: Vec<(u64, u32, usize, usize)> = Vec::new();
-        {
-            let mut reg = self.registry();
-            if reg.closing || reg.finished {
-                return;
-            }
-            let Registry { slots, queue, .. } = &mut *reg;
-            for slot in slots.iter_mut() {
-                if queue.iter().any(|full| full.id == slot.id) {
+        for id in ids {
+            copied.clear();
+            let tid = {
+                let mut reg = self.registry();
+                if reg.closing || reg.finished {
+                    return;
+                }
+                if reg.queue.iter().any(|full| full.id == id) {
                     continue;
                 }
+                let Some(slot) = reg.slots.iter_mut().find(|s| s.id == id) else {
+                    continue; // exited meanwhile: its records were queued
+                };
                 // SAFETY: registered buffers are live.
                 let b = unsafe { slot.buf.as_ref() };
                 let len = b.len.load(Ordering::Acquire);
                 if len <= slot.drained {
                     continue;
                 }
-                let start = copied.len();
                 // SAFETY: published up to `len` (Acquire above, pairing with
                 // the owner's Release); the owner replaces the chunk only
                 // under the registry lock, held here.
                 copied.extend_from_slice(unsafe { b.chunk().records(slot.drained, len) });
-                spans.push((slot.id, slot.tid, start, copied.len()));
                 slot.drained = len;
-            }
-        }
-        for (id, tid, start, end) in spans {
+                slot.tid
+            };
             // SAFETY: site pointers: the C ABI contract.
-            unsafe { out.format(id, tid, &copied[start..end]) };
+            unsafe { out.format(id, tid, &copied) };
         }
         if let Some(sink) = out.sink.as_mut() {
             sink.write_pending();
@@ -1656,8 +1662,17 @@ extern "C" fn fork_child() {
             b.len.store(CHUNK_RECORDS, Ordering::Relaxed);
         }
         // Other threads do not exist in the child: their slots and decoders
-        // go (their memory is simply not reused).
-        reg.slots.retain(|s| Some(s.id) == own_id);
+        // go, and their buffers are freed (their records are the parent's).
+        let (own, gone): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut reg.slots)
+            .into_iter()
+            .partition(|s| Some(s.id) == own_id);
+        reg.slots = own;
+        for slot in gone {
+            // SAFETY: the thread that owned the buffer does not exist here
+            // and its slot is gone: nothing refers to the buffer any more.
+            let buf = unsafe { Box::from_raw(slot.buf.as_ptr()) };
+            reg.recycle(buf.chunk());
+        }
         out.decoders.retain(|&id, _| Some(id) == own_id);
         reg.writer = WriterState::Idle;
         out.sink = None;

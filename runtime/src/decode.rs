@@ -142,6 +142,9 @@ pub struct DecodeContext {
     unpaired: HashMap<(usize, u64), u64>,
     /// Flows numbered so far per scope: (outs, ins).
     flows: HashMap<Vec<u8>, (u64, u64)>,
+    /// Put with a `/` in front of every flow scope before its ids are
+    /// computed (`PERFFLOW_FLOW_PREFIX`); empty: none.
+    pub flow_prefix: Vec<u8>,
 }
 
 /// Direction of one flow event.
@@ -178,14 +181,19 @@ pub fn flow_id(scope: &[u8], k: u64) -> u64 {
 impl DecodeContext {
     /// Numbers the next flow of `scope` in direction `dir`.
     fn next_flow(&mut self, scope: &[u8], dir: FlowDir) -> u64 {
-        let counts = self.flows.entry(scope.to_vec()).or_insert((0, 0));
+        let scope = if self.flow_prefix.is_empty() {
+            scope.to_vec()
+        } else {
+            [&self.flow_prefix[..], b"/", scope].concat()
+        };
+        let counts = self.flows.entry(scope.clone()).or_insert((0, 0));
         let slot = match dir {
             FlowDir::Out => &mut counts.0,
             FlowDir::In => &mut counts.1,
         };
         let k = *slot;
         *slot += 1;
-        flow_id(scope, k)
+        flow_id(&scope, k)
     }
 
     /// A context with the given clock pairing.
@@ -195,6 +203,7 @@ impl DecodeContext {
             compact: false,
             unpaired: HashMap::new(),
             flows: HashMap::new(),
+            flow_prefix: Vec::new(),
         }
     }
 
@@ -555,7 +564,7 @@ impl ThreadDecoder {
                     }
                 },
                 (Pointcut::BeforeAsync, Kind::Enter) | (Pointcut::AfterAsync, Kind::Exit) => {
-                    let id = next_async_id();
+                    let id = extras.async_id.unwrap_or_else(next_async_id);
                     emit(sink, Phase::AsyncInstant(id));
                 }
                 // The other half of a one-sided pointcut: nothing to write.

@@ -35,6 +35,7 @@ pub mod writer;
 mod buffer;
 mod fd;
 mod sampler;
+mod sanitizers;
 mod signals;
 mod trace_file;
 mod vfork;
@@ -81,6 +82,42 @@ pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
         .flatten()
     {
         Some(site) => buffer::record_exit(site),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Records entry into `site` with the async id `id`: for an `around_async`
+/// site a `b` event, for a `before_async` one an `n` event, with that id
+/// instead of one the runtime picks (the caller pairs its ids). Id 0 is
+/// ignored.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
+    // SAFETY: as in perfflow_site_enter.
+    match (id != 0 && event::packable(site))
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_enter_with(site, Payload::AsyncId(id)),
+        None => buffer::reject_site(),
+    }
+}
+
+/// Records exit from `site` with the async id `id`: for an `around_async`
+/// site the `e` event that ends the operation `id`. Id 0 is ignored.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_exit_id(site: *const Site, id: u64) {
+    // SAFETY: as in perfflow_site_enter.
+    match (id != 0 && event::packable(site))
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_exit_with(site, Payload::AsyncId(id)),
         None => buffer::reject_site(),
     }
 }
@@ -207,6 +244,15 @@ pub unsafe extern "C" fn perfflow_async_end(name: *const c_char, scope: *const c
         Some(found) => buffer::record_exit_with(found.site(), Payload::AsyncId(id)),
         None => buffer::reject_site(),
     }
+}
+
+/// Completes the trace now, as `exit()` would: for processes that end
+/// without running exit handlers (`_exit`, as Python's `multiprocessing`
+/// workers do). Later events are dropped and counted; later calls, and the
+/// exit handler, do nothing.
+#[no_mangle]
+pub extern "C" fn perfflow_finish() {
+    let _ = std::panic::catch_unwind(buffer::finish);
 }
 
 /// Number of events dropped so far (see [`dropped_events`]).

@@ -70,6 +70,9 @@ pub fn install(signals: &[libc::c_int]) {
     }
     if let Err(e) = start_watcher() {
         WATCHING.store(false, Ordering::Release);
+        if e.kind() == std::io::ErrorKind::Unsupported {
+            return; // a forked child under ThreadSanitizer: said nothing
+        }
         let _ = writeln!(
             std::io::stderr(),
             "perfflow: cannot watch for fatal signals ({e}); a killed program keeps the events written so far"
@@ -167,11 +170,10 @@ fn close_pipes() {
     }
 }
 
-/// Kernel thread ids of perfflow's own threads (writer, watcher, sampler;
-/// 0 for a free entry): the only threads that may be left when the watcher
-/// ends the process. Atomics rather than a lock: a program may fork at any
-/// moment, and a child must never inherit a lock held by a thread it does
-/// not have.
+/// Kernel thread ids of perfflow's own threads (watcher, sampler): the only
+/// threads that may be left when the watcher ends the process; 0 marks a
+/// free entry. Lock-free: the watcher reads them every [`IDLE_CHECK_MS`], and
+/// a lock it held when another thread forks would stay held in the child.
 static SERVICE_TIDS: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
 
 /// Starts one of perfflow's own threads: with every signal blocked (so
@@ -181,22 +183,28 @@ pub(crate) fn spawn_service(
     name: &str,
     body: impl FnOnce() + Send + 'static,
 ) -> std::io::Result<()> {
+    if !crate::sanitizers::may_start_thread() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "ThreadSanitizer ends a forked child that starts a thread",
+        ));
+    }
     // Every signal blocked around the spawn: the new thread inherits the
     // mask, the caller gets its own back when `masked` is dropped.
     let masked = Masked::all();
-    let spawned = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
+    let builder = std::thread::Builder::new().name(name.into());
+    let spawned = crate::sanitizers::spawn_untracked(|| {
+        builder.spawn(move || {
             let tid = crate::buffer::current_tid();
-            // A process has three service threads at most: a free entry
-            // is always there.
-            let _ = SERVICE_TIDS.iter().find(|entry| {
-                entry
-                    .compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed)
+            // With every entry taken (never, with three service threads),
+            // the watcher just never ends the process early.
+            let _ = SERVICE_TIDS.iter().find(|t| {
+                t.compare_exchange(0, tid, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
             });
             body();
-        });
+        })
+    });
     drop(masked);
     spawned.map(|_| ())
 }
@@ -317,8 +325,8 @@ fn only_thread_left() -> bool {
     };
     let service: Vec<u32> = SERVICE_TIDS
         .iter()
-        .map(|entry| entry.load(Ordering::Acquire))
-        .filter(|&tid| tid != 0)
+        .map(|t| t.load(Ordering::Relaxed))
+        .filter(|&t| t != 0)
         .collect();
     for task in tasks.flatten() {
         let tid: Option<u32> = task.file_name().to_str().and_then(|t| t.parse().ok());

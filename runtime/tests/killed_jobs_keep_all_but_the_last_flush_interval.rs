@@ -102,7 +102,19 @@ fn sigkill_leaves_every_event_recorded_one_flush_interval_before() {
 
 #[test]
 fn a_forked_child_killed_by_sigterm_leaves_a_complete_trace() {
-    let dir = Scratch::new("fork-sigterm");
+    forked_child_killed_by(libc::SIGTERM, "fork-sigterm");
+}
+
+#[test]
+fn a_forked_child_killed_by_sigabrt_leaves_a_complete_trace() {
+    forked_child_killed_by(libc::SIGABRT, "fork-sigabrt");
+}
+
+/// Runs `fork_child_waits_for_a_signal`, sends `sig` (a signal the runtime
+/// takes by default) to the child once it has recorded its events, and
+/// checks the child's trace.
+fn forked_child_killed_by(sig: libc::c_int, test: &str) {
+    let dir = Scratch::new(test);
     let running = start_until_ready(&mut command(
         &program("fork_child_waits_for_a_signal"),
         &dir.path,
@@ -113,13 +125,13 @@ fn a_forked_child_killed_by_sigterm_leaves_a_complete_trace() {
         .expect("child pid printed");
     // SAFETY: kill() with the pid of the program's child, which the
     // program waits for.
-    assert_eq!(unsafe { libc::kill(child, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(child, sig) }, 0);
     let done = running.wait(DEATH_LIMIT);
     assert!(done.status.success(), "stderr: {}", done.stderr);
     assert_eq!(
         done.printed("child_signal").as_deref(),
-        Some(libc::SIGTERM.to_string().as_str()),
-        "the child still ends by SIGTERM"
+        Some(sig.to_string().as_str()),
+        "the child still ends by the signal"
     );
     let name = format!("perfflow.array.{}.{child}.pfw", done.host());
     assert!(

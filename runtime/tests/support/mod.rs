@@ -22,9 +22,10 @@ use serde_json::Value;
 
 /// Variables that change what the runtime does. They are removed from every
 /// program's environment, so a test sets exactly what it means to test.
-pub const RUNTIME_VARIABLES: [&str; 10] = [
+pub const RUNTIME_VARIABLES: [&str; 11] = [
     "PERFFLOW_OPTIONS",
     "PERFFLOW_INSTANCE_PATH",
+    "PERFFLOW_FLOW_PREFIX",
     "FLUX_JOB_ID",
     "SLURM_JOB_ID",
     "SLURM_STEP_ID",

@@ -1,0 +1,699 @@
+//! `perfflow._native`: the Python binding of the perfflow runtime.
+//!
+//! One runtime per process. This module carries a copy of the runtime (it
+//! links the `perfflow-runtime` crate, so `pip install` needs nothing else),
+//! but it records every event through the C interface of whichever runtime
+//! the process already uses, found once at import ([`runtime::init`]):
+//!
+//! 1. a `libperfflow_runtime.so` already loaded (by a woven library or
+//!    extension imported earlier): found by its SONAME;
+//! 2. else the library named by `PERFFLOW_RUNTIME_LIB`;
+//! 3. else the copy inside this module, which has the shared runtime's
+//!    SONAME (`build.rs`).
+//!
+//! The chosen library is made global (`RTLD_GLOBAL`), so a woven library
+//! loaded later binds its `perfflow_*` calls to the same runtime: one set of
+//! buffers, one writer thread, one trace file. In case 3 a woven library
+//! linked against `libperfflow_runtime.so` and loaded later does not even
+//! map a second copy: the loader finds its dependency loaded, by SONAME.
+//!
+//! Wrappers ([`Traced`], [`TracedGenerator`]) hold the address of a site
+//! descriptor built once at decoration time, so a call costs two calls into
+//! the runtime's hot path and one relaxed load of `perfflow_enabled`: no
+//! lock, no allocation, no Python-side state shared between threads.
+
+// PyO3 0.22's generated method glue converts errors into themselves.
+#![allow(clippy::useless_conversion)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use perfflow_runtime::site::{Flow, Pointcut, Site};
+use pyo3::exceptions::{PyImportError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+
+mod runtime;
+
+use runtime::Api;
+
+/// The runtime this process records through, loaded at import.
+fn api() -> &'static Api {
+    runtime::get()
+}
+
+/// Leaks `text` as a C string that lives until the process exits (site
+/// strings must). Interior NULs are cut off, as C would see the string.
+fn leak(text: &str) -> &'static CStr {
+    let bytes = text.split('\0').next().unwrap_or("");
+    let owned = CString::new(bytes).unwrap_or_default();
+    Box::leak(owned.into_boxed_c_str())
+}
+
+/// Leaks a site descriptor for a decorated function or an event name.
+fn leak_site(pointcut: Pointcut, flow: Flow, name: &str, file: &str, scope: &str) -> &'static Site {
+    let scope = (!scope.is_empty() && !scope.eq_ignore_ascii_case("NA")).then(|| leak(scope));
+    let name = leak(name);
+    Box::leak(Box::new(Site::new(
+        pointcut,
+        flow,
+        name,
+        leak(file),
+        scope,
+        name,
+    )))
+}
+
+/// Writes the instant event `"<name> raised <Type>"` (category `file`) that
+/// marks the end of a span left by an exception. Cold: runs only when an
+/// exception leaves a traced call, and shares one site per name and type.
+fn mark_raised(ty: &str, name: &str, file: &str) {
+    static SITES: OnceLock<Mutex<HashMap<(String, String), &'static Site>>> = OnceLock::new();
+    let label = format!("{name} raised {ty}");
+    let site = {
+        let mut sites = SITES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *sites
+            .entry((file.to_string(), label.clone()))
+            .or_insert_with(|| leak_site(Pointcut::Before, Flow::None, &label, file, ""))
+    };
+    api().site_enter(site);
+}
+
+/// The `__qualname__` of an exception type, for the `raised` instant.
+fn type_name(ty: Bound<'_, PyAny>) -> String {
+    ty.getattr("__qualname__")
+        .and_then(|q| q.extract::<String>())
+        .unwrap_or_else(|_| "exception".to_string())
+}
+
+/// True for the exceptions that end a generator or coroutine normally.
+fn is_normal_end(py: Python<'_>, err: &PyErr) -> bool {
+    err.is_instance_of::<pyo3::exceptions::PyStopIteration>(py)
+        || err.is_instance_of::<pyo3::exceptions::PyGeneratorExit>(py)
+}
+
+/// What a decorated function is, decided once at decoration time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A call is the span.
+    Call,
+    /// A call makes a generator; each resumption is a span.
+    Generator,
+}
+
+// A function traced at its site: the object `critical_path` and
+// `perfflow.trace` return for plain functions, methods and generator
+// functions. (No doc comment: it would become the class's `__doc__` and
+// hide the function's.)
+#[pyclass(module = "perfflow._native", frozen)]
+struct Traced {
+    func: PyObject,
+    site: &'static Site,
+    name: String,
+    file: String,
+    shape: Shape,
+}
+
+/// Runs `call` inside one span of `site`: enter before, exit after, also
+/// when it raises (then a `raised` instant is written just before the exit).
+/// One relaxed load decides both ends, so a span is never left half open.
+#[inline]
+fn span<T>(
+    py: Python<'_>,
+    site: &'static Site,
+    name: &str,
+    file: &str,
+    call: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    let api = api();
+    if !api.enabled() {
+        return call();
+    }
+    api.site_enter(site);
+    let result = call();
+    if let Err(err) = &result {
+        if !is_normal_end(py, err) {
+            mark_raised(&type_name(err.get_type_bound(py).into_any()), name, file);
+        }
+    }
+    api.site_exit(site);
+    result
+}
+
+#[pymethods]
+impl Traced {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyObject> {
+        let func = self.func.bind(py);
+        match self.shape {
+            Shape::Call => span(py, self.site, &self.name, &self.file, || {
+                func.call(args, kwargs).map(Bound::unbind)
+            }),
+            Shape::Generator => {
+                let gen = func.call(args, kwargs)?.unbind();
+                let traced = TracedGenerator {
+                    gen,
+                    site: self.site,
+                    name: self.name.clone(),
+                    file: self.file.clone(),
+                };
+                Ok(Py::new(py, traced)?.into_any())
+            }
+        }
+    }
+
+    /// Lets the garbage collector see the function, so a cycle through it
+    /// (a recursive nested function refers to its own wrapper) is freed;
+    /// the function's own clearing breaks such a cycle.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.func)
+    }
+
+    /// Binds to an instance like a function does, so decorated methods get
+    /// `self`.
+    fn __get__(
+        slf: Bound<'_, Self>,
+        obj: Option<Bound<'_, PyAny>>,
+        _owner: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let py = slf.py();
+        match obj {
+            Some(obj) if !obj.is_none() => {
+                static METHOD_TYPE: GILOnceCell<PyObject> = GILOnceCell::new();
+                let method_type = METHOD_TYPE.get_or_try_init(py, || {
+                    Ok::<_, PyErr>(py.import_bound("types")?.getattr("MethodType")?.unbind())
+                })?;
+                Ok(method_type.bind(py).call1((slf, obj))?.unbind())
+            }
+            _ => Ok(slf.into_any().unbind()),
+        }
+    }
+
+    /// `__name__`, `__doc__`, `__module__`, `__qualname__` and the rest are
+    /// the function's; `__wrapped__` is the function.
+    fn __getattr__(&self, py: Python<'_>, attr: &Bound<'_, PyString>) -> PyResult<PyObject> {
+        if attr.to_cow()? == "__wrapped__" {
+            return Ok(self.func.clone_ref(py));
+        }
+        Ok(self.func.bind(py).getattr(attr)?.unbind())
+    }
+
+    /// The function's, not the class's: these two are found on the class
+    /// before `__getattr__` is asked.
+    #[getter(__module__)]
+    fn module(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(self.func.bind(py).getattr("__module__")?.unbind())
+    }
+
+    #[getter(__doc__)]
+    fn doc(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(self.func.bind(py).getattr("__doc__")?.unbind())
+    }
+
+    /// Pickled by reference, like the function it replaces (multiprocessing
+    /// with `spawn` sends module-level functions this way): unpickling
+    /// looks the name up in the function's module, finding this object.
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let func = self.func.bind(py);
+        let lookup = py.import_bound("perfflow._wrap")?.getattr("lookup")?;
+        let place = (func.getattr("__module__")?, func.getattr("__qualname__")?);
+        Ok((lookup, place).into_py(py))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("<perfflow traced {}>", self.func.bind(py).repr()?))
+    }
+}
+
+/// The generator a traced generator function returns: every resumption
+/// (`next`, `send`, `throw`, `close`) is one span on the thread that
+/// resumes it, so spans nest correctly whichever thread drives the
+/// generator and however long it stays suspended.
+#[pyclass(module = "perfflow._native", frozen)]
+struct TracedGenerator {
+    gen: PyObject,
+    site: &'static Site,
+    name: String,
+    file: String,
+}
+
+impl TracedGenerator {
+    fn resume(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<PyObject> {
+        let gen = self.gen.bind(py);
+        span(py, self.site, &self.name, &self.file, || {
+            gen.call_method1(method, args.clone()).map(Bound::unbind)
+        })
+    }
+}
+
+#[pymethods]
+impl TracedGenerator {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.gen)
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<PyObject> {
+        self.resume(py, "__next__", &PyTuple::empty_bound(py))
+    }
+
+    fn send(&self, py: Python<'_>, value: PyObject) -> PyResult<PyObject> {
+        self.resume(py, "send", &PyTuple::new_bound(py, [value]))
+    }
+
+    #[pyo3(signature = (*args))]
+    fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+        self.resume(py, "throw", args)
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<PyObject> {
+        self.resume(py, "close", &PyTuple::empty_bound(py))
+    }
+
+    fn __getattr__(&self, py: Python<'_>, attr: &Bound<'_, PyString>) -> PyResult<PyObject> {
+        Ok(self.gen.bind(py).getattr(attr)?.unbind())
+    }
+}
+
+/// Wraps `func` so each call (or each resumption of the generator it makes)
+/// is recorded at a site named `name` in category `file`.
+#[pyfunction]
+#[pyo3(signature = (func, name, file, pointcut = "around", scope = "", flow = "NA", generator = false))]
+#[allow(clippy::too_many_arguments)]
+fn traced(
+    func: PyObject,
+    name: String,
+    file: String,
+    pointcut: &str,
+    scope: &str,
+    flow: &str,
+    generator: bool,
+) -> PyResult<Traced> {
+    let pointcut = parse_pointcut(pointcut)?;
+    let flow = Flow::parse(Some(flow.as_bytes()));
+    Ok(Traced {
+        func,
+        site: leak_site(pointcut, flow, &name, &file, scope),
+        name,
+        file,
+        shape: if generator {
+            Shape::Generator
+        } else {
+            Shape::Call
+        },
+    })
+}
+
+/// The pointcuts `critical_path` accepts, as upstream names them.
+fn parse_pointcut(text: &str) -> PyResult<Pointcut> {
+    match text {
+        "around" => Ok(Pointcut::Around),
+        "before" => Ok(Pointcut::Before),
+        "after" => Ok(Pointcut::After),
+        "around_async" => Ok(Pointcut::AroundAsync),
+        "before_async" => Ok(Pointcut::BeforeAsync),
+        "after_async" => Ok(Pointcut::AfterAsync),
+        other => Err(PyValueError::new_err(format!(
+            "invalid pointcut {other:?}: expected around, before, after, around_async, before_async or after_async"
+        ))),
+    }
+}
+
+/// A region of code, `with perfflow.region("name"):`, recorded on the
+/// calling thread (category `region`). With a `flow`, the region is a slice
+/// that flows of `scope` arrive at or leave (the runtime's flow rule).
+#[pyclass(module = "perfflow._native", frozen)]
+struct Region {
+    name: CString,
+    label: String,
+    /// The site of a region with a flow; regions without one use the
+    /// runtime's region interface.
+    site: Option<&'static Site>,
+}
+
+#[pymethods]
+impl Region {
+    #[new]
+    #[pyo3(signature = (name, scope = None, flow = None))]
+    fn new(name: &str, scope: Option<&str>, flow: Option<&str>) -> PyResult<Region> {
+        let c = CString::new(name)
+            .map_err(|_| PyValueError::new_err("a region name cannot contain a NUL character"))?;
+        let site = match flow {
+            None => None,
+            Some(text) => {
+                let parsed = Flow::parse(Some(text.as_bytes()));
+                if parsed == Flow::None {
+                    return Err(PyValueError::new_err(format!(
+                        "invalid flow {text:?}: expected in, out, inout or outin"
+                    )));
+                }
+                Some(cached_site((
+                    Pointcut::Around,
+                    parsed,
+                    name.to_string(),
+                    perfflow_runtime::site::REGION_FILE.to_string(),
+                    scope.unwrap_or("").to_string(),
+                )))
+            }
+        };
+        Ok(Region {
+            name: c,
+            label: name.to_string(),
+            site,
+        })
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        let api = api();
+        if api.enabled() {
+            match slf.get().site {
+                Some(site) => api.site_enter(site),
+                None => api.region_begin(slf.get().name.as_ptr()),
+            }
+        }
+        slf
+    }
+
+    #[pyo3(signature = (ty = None, _value = None, _tb = None))]
+    fn __exit__(
+        &self,
+        ty: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) -> bool {
+        let api = api();
+        if api.enabled() {
+            if let Some(ty) = ty.filter(|t| !t.is_none()) {
+                mark_raised(
+                    &type_name(ty),
+                    &self.label,
+                    perfflow_runtime::site::REGION_FILE,
+                );
+            }
+            match self.site {
+                Some(site) => api.site_exit(site),
+                None => api.region_end(self.name.as_ptr()),
+            }
+        }
+        false
+    }
+}
+
+fn c_string(text: &str, what: &str) -> PyResult<CString> {
+    CString::new(text)
+        .map_err(|_| PyValueError::new_err(format!("{what} cannot contain a NUL character")))
+}
+
+/// Begins an async operation and returns its id (see `perfflow.async_begin`).
+#[pyfunction]
+#[pyo3(signature = (name, scope = None))]
+fn async_begin(name: &str, scope: Option<&str>) -> PyResult<u64> {
+    let api = api();
+    if !api.enabled() {
+        return Ok(0);
+    }
+    let name = c_string(name, "a name")?;
+    let scope = c_string(scope.unwrap_or(""), "a scope")?;
+    Ok(api.async_begin(name.as_ptr(), scope.as_ptr()))
+}
+
+/// Ends the async operation `id` (see `perfflow.async_end`).
+#[pyfunction]
+#[pyo3(signature = (name, id, scope = None))]
+fn async_end(name: &str, id: u64, scope: Option<&str>) -> PyResult<()> {
+    if id == 0 {
+        return Ok(());
+    }
+    let name = c_string(name, "a name")?;
+    let scope = c_string(scope.unwrap_or(""), "a scope")?;
+    api().async_end(name.as_ptr(), scope.as_ptr(), id);
+    Ok(())
+}
+
+/// What a site made at run time is for, with its strings.
+type SiteKey = (Pointcut, Flow, String, String, String);
+
+/// The site `leak_site` makes of `key` (pointcut, flow, name, file, scope),
+/// made once per process: looked up in a per-thread cache first, so threads
+/// share no lock per event; a miss takes the global map's lock once per
+/// thread and key.
+fn cached_site(key: SiteKey) -> &'static Site {
+    thread_local! {
+        static CACHE: RefCell<HashMap<SiteKey, &'static Site>> = RefCell::new(HashMap::new());
+    }
+    static GLOBAL: OnceLock<Mutex<HashMap<SiteKey, &'static Site>>> = OnceLock::new();
+    if let Some(site) = CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return site;
+    }
+    let site = *GLOBAL
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.clone())
+        .or_insert_with(|| {
+            let (pointcut, flow, name, file, scope) = &key;
+            leak_site(*pointcut, *flow, name, file, scope)
+        });
+    CACHE.with(|c| c.borrow_mut().insert(key, site));
+    site
+}
+
+/// The site of `sync_event` calls of `name` in `category`.
+fn sync_site(category: &str, name: &str) -> &'static Site {
+    cached_site((
+        Pointcut::Around,
+        Flow::None,
+        name.to_string(),
+        category.to_string(),
+        String::new(),
+    ))
+}
+
+/// Upstream `aspect.sync_event`: `before` writes a `B` event named `name`
+/// in `category`, `after` the matching `E` (on the same thread).
+#[pyfunction]
+fn sync_event(pointcut: &str, name: &str, category: &str) -> PyResult<()> {
+    let api = api();
+    let enter = match pointcut {
+        "before" => true,
+        "after" => false,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "Invalid pointcut: {other} (sync_event takes before or after)"
+            )))
+        }
+    };
+    if !api.enabled() {
+        return Ok(());
+    }
+    let site = sync_site(category, name);
+    if enter {
+        api.site_enter(site);
+    } else {
+        api.site_exit(site);
+    }
+    Ok(())
+}
+
+/// The strings of one `async_event` (name, category, scope), leaked once
+/// so the runtime's string ABI recognises them by address.
+struct AsyncStrings {
+    module: &'static CStr,
+    function: &'static CStr,
+    scope: &'static CStr,
+}
+
+fn async_strings(name: &str, category: &str, scope: &str) -> &'static AsyncStrings {
+    type Key = (String, String, String);
+    thread_local! {
+        static CACHE: RefCell<HashMap<Key, &'static AsyncStrings>> = RefCell::new(HashMap::new());
+    }
+    static GLOBAL: OnceLock<Mutex<HashMap<Key, &'static AsyncStrings>>> = OnceLock::new();
+    let key = (name.to_string(), category.to_string(), scope.to_string());
+    if let Some(found) = CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return found;
+    }
+    let found = *GLOBAL
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.clone())
+        .or_insert_with(|| {
+            Box::leak(Box::new(AsyncStrings {
+                // The upstream ABI's module is not shown for async events; it
+                // keeps operations of different scopes apart.
+                module: leak(if scope.is_empty() { "NA" } else { scope }),
+                function: leak(name),
+                // The category of an async event is its site's scope.
+                scope: leak(category),
+            }))
+        });
+    CACHE.with(|c| c.borrow_mut().insert(key, found));
+    found
+}
+
+/// The site of `async_event` calls given an id: `around_async` (a `b` at
+/// enter, an `e` at exit) or, for instants, `before_async` (an `n`), with
+/// `category` as the events' category. Cached per thread like [`sync_site`].
+fn async_id_site(name: &str, category: &str, instant: bool) -> &'static Site {
+    let pointcut = if instant {
+        Pointcut::BeforeAsync
+    } else {
+        Pointcut::AroundAsync
+    };
+    cached_site((
+        pointcut,
+        Flow::None,
+        name.to_string(),
+        "NA".to_string(),
+        category.to_string(),
+    ))
+}
+
+/// Upstream `aspect.async_event`: `before` writes a `b` event, `after` the
+/// matching `e` (the k-th `after` of a name, category and scope ends its
+/// k-th `before`, on any thread), `instant` an `n` event. Given an `id`
+/// (a positive integer), the events carry it and the caller pairs them.
+#[pyfunction]
+#[pyo3(signature = (pointcut, name, category, scope = None, id = None))]
+fn async_event(
+    pointcut: &str,
+    name: &str,
+    category: &str,
+    scope: Option<&str>,
+    id: Option<Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    // Like upstream, a false id (None, 0) means none was given.
+    let id = match id.filter(|i| i.is_truthy().unwrap_or(true)) {
+        None => None,
+        Some(given) => Some(given.extract::<u64>().map_err(|_| {
+            PyValueError::new_err(format!(
+                "async_event id must be an integer from 0 to 2**64-1, got {}",
+                given.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?),
+    };
+    let api = api();
+    let (before, pcut): (bool, &'static CStr) = match pointcut {
+        "before" => (true, c"around_async"),
+        "after" => (false, c"around_async"),
+        "instant" => (true, c"before_async"),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "Invalid pointcut: {other} (async_event takes before, instant or after)"
+            )))
+        }
+    };
+    if !api.enabled() {
+        return Ok(());
+    }
+    if let Some(id) = id {
+        // The caller's id pairs the events: recorded at a site of its own.
+        let site = async_id_site(name, category, pointcut == "instant");
+        if before {
+            api.site_enter_id(site, id);
+        } else {
+            api.site_exit_id(site, id);
+        }
+        return Ok(());
+    }
+    let s = async_strings(name, category, scope.unwrap_or(""));
+    let strings = [
+        s.module.as_ptr(),
+        s.function.as_ptr(),
+        s.scope.as_ptr(),
+        c"NA".as_ptr(),
+        pcut.as_ptr(),
+    ];
+    api.weave_async(!before, strings);
+    Ok(())
+}
+
+/// Marks the end of a span left by an exception (used by the coroutine
+/// wrapper, written in Python).
+#[pyfunction]
+fn raised(err: Bound<'_, PyAny>, name: &str, category: &str) {
+    if api().enabled() {
+        mark_raised(&type_name(err.get_type().into_any()), name, category);
+    }
+}
+
+/// True while events are recorded: false with `log-enable=False`, or once
+/// the runtime found it could not write its trace.
+#[pyfunction]
+fn enabled() -> bool {
+    api().enabled()
+}
+
+/// `log-enable` as `PERFFLOW_OPTIONS` sets it, read with the runtime's
+/// own parser (decorators return functions unchanged when it is False).
+#[pyfunction]
+fn log_enable_option() -> bool {
+    static ON: AtomicBool = AtomicBool::new(true);
+    static READ: OnceLock<()> = OnceLock::new();
+    READ.get_or_init(|| {
+        let (options, _) = perfflow_runtime::options::Options::from_env();
+        ON.store(options.log_enable, Ordering::Relaxed);
+    });
+    ON.load(Ordering::Relaxed)
+}
+
+/// Events dropped so far by the runtime.
+#[pyfunction]
+fn dropped_events() -> u64 {
+    api().dropped_events()
+}
+
+/// Completes the trace now, as the process's exit would (for processes
+/// that end with `os._exit`).
+#[pyfunction]
+fn finish() {
+    api().finish();
+}
+
+/// Path of the library whose runtime records this process's events.
+#[pyfunction]
+fn runtime_library() -> String {
+    api().origin().to_string()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    runtime::init().map_err(PyImportError::new_err)?;
+    m.add_class::<Traced>()?;
+    m.add_class::<TracedGenerator>()?;
+    m.add_class::<Region>()?;
+    m.add_function(wrap_pyfunction!(traced, m)?)?;
+    m.add_function(wrap_pyfunction!(async_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(async_end, m)?)?;
+    m.add_function(wrap_pyfunction!(sync_event, m)?)?;
+    m.add_function(wrap_pyfunction!(async_event, m)?)?;
+    m.add_function(wrap_pyfunction!(raised, m)?)?;
+    m.add_function(wrap_pyfunction!(enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(log_enable_option, m)?)?;
+    m.add_function(wrap_pyfunction!(dropped_events, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_library, m)?)?;
+    m.add_function(wrap_pyfunction!(finish, m)?)?;
+    Ok(())
+}
