@@ -112,6 +112,7 @@ use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
 use crate::instance;
 use crate::options::{self, LogEvent, LogFormat, Options};
+use crate::process_info;
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
@@ -518,6 +519,8 @@ struct Config {
     options: Options,
     instance_path: String,
     hostname: String,
+    /// The clock pairing the events are converted with.
+    epoch: Epoch,
 }
 
 impl Config {
@@ -549,7 +552,17 @@ impl Config {
                     },
                 };
                 let mut w = ChromeJsonWriter::with_layout(file, pid, layout);
-                w.process_name(pid, &process_name());
+                let exe = process_name();
+                w.process_name(pid, &exe);
+                let rank = process_info::rank_from(|name| std::env::var(name).ok());
+                let about = process_info::metadata(
+                    &self.hostname,
+                    &exe,
+                    rank,
+                    &self.epoch,
+                    process_info::clock_error(),
+                );
+                w.metadata_args(b"perfflow_process", pid, &about);
                 // The opening reaches the file now: a process killed at any
                 // later moment leaves a trace our tools read as cut short.
                 w.write_pending();
@@ -867,9 +880,10 @@ impl Runtime {
             options,
             instance_path,
             hostname: hostname(),
+            epoch: Epoch::capture(),
         };
         let pid = std::process::id();
-        let mut cx = DecodeContext::new(Epoch::capture());
+        let mut cx = DecodeContext::new(config.epoch);
         cx.compact = config.options.log_event == LogEvent::Compact;
         cx.flow_prefix = std::env::var_os("PERFFLOW_FLOW_PREFIX")
             .map(std::os::unix::ffi::OsStringExt::into_vec)

@@ -16,6 +16,8 @@
 //! - [`decode`]: raw records to trace events (pointcut rules, async ids,
 //!   usage counters);
 //! - [`writer`]: the [`writer::Sink`] trait and the Chrome JSON writer;
+//! - [`process_info`]: host, executable, MPI rank and clock of the
+//!   process, written at the opening of its trace;
 //! - [`clock`], [`demangle`], [`error`]: support.
 //!
 //! No function of the C interface panics or unwinds into C: the hot path has
@@ -28,6 +30,7 @@ pub mod error;
 pub mod event;
 pub mod instance;
 pub mod options;
+pub mod process_info;
 pub mod site;
 pub mod usage;
 pub mod writer;

@@ -301,7 +301,11 @@ fn timestamps_are_epoch_microseconds_with_nanosecond_decimals() {
             "ts {ts} is not close to now {now_us}"
         );
     }
-    let line = run.text.lines().nth(2).expect("an event line");
+    let line = run
+        .text
+        .lines()
+        .find(|line| line.contains("\"ts\":"))
+        .expect("an event line");
     let ts_text = line.split("\"ts\":").nth(1).expect("ts field");
     let frac = ts_text.split(',').next().expect("ts value");
     let decimals = frac.split('.').nth(1).expect("fractional part");

@@ -6,7 +6,9 @@ use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::{stream_trace, CheckOptions, Checker, Event, Phase, Summarizer};
+use perfflow_trace::{
+    merge, stream_trace, trace_files, CheckOptions, Checker, Event, MergeOptions, Phase, Summarizer,
+};
 
 /// Exit status: everything was valid.
 pub const EXIT_OK: u8 = 0;
@@ -20,10 +22,11 @@ usage: perfflow-trace check FILE... [--expect-events N] [--expect-names A,B,...]
                              [--expect-phases P,Q,...] [--min-threads N]
                              [--allow-truncated]
        perfflow-trace summary FILE...
+       perfflow-trace merge FILE|DIR... -o OUTPUT [--fix-clocks]
        perfflow-trace --help";
 
 const HELP: &str = "\
-perfflow-trace: check and summarise perfflow trace files
+perfflow-trace: check, summarise and merge perfflow trace files
 
 A program built with perfflow writes one Chrome trace file per process,
 perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks that
@@ -32,6 +35,7 @@ such files are well formed and summarises where the time went.
 USAGE
   perfflow-trace check FILE... [OPTIONS]
   perfflow-trace summary FILE...
+  perfflow-trace merge FILE|DIR... -o OUTPUT [--fix-clocks]
   perfflow-trace --help | --version
 
 COMMANDS
@@ -53,8 +57,21 @@ COMMANDS
            then the event count of each thread. Several FILEs are merged as
            the processes of one run. Times are in microseconds.
 
-Both commands read each FILE as a stream: memory does not grow with its
-size (check keeps what is open; summary also keeps one entry per name).
+  merge    Write the traces of many processes and hosts, and the
+           monitor's counter traces, as one trace Perfetto opens. A DIR
+           stands for the perfflow.*.pfw files in it. Every process gets a
+           pid of its own (two hosts may reuse a pid) and is named
+           `host · exe [pid]`, with ` rank N` when an MPI rank is known; a
+           host's monitor counters sort first among its processes. Flows
+           keep their ids and link across processes; async ids below 2^40
+           become `new pid × 2^40 + id`, so that spans of different
+           processes never pair. Inputs may be cut short. Timestamps are
+           wall time; every flow from one host to another whose arrival
+           precedes its departure is reported per pair of hosts.
+
+All commands read each FILE as a stream: memory does not grow with its
+size (check keeps what is open; summary also keeps one entry per name;
+merge keeps the thread numbers and the ends of flows).
 
 CHECK OPTIONS
   --expect-events N      the file has exactly N events
@@ -70,6 +87,15 @@ CHECK OPTIONS
   An option's value follows it as the next argument or after `=`.
   `--` ends the options; every later argument is a FILE.
 
+MERGE OPTIONS
+  -o, --output OUTPUT    the merged trace (required)
+  --fix-clocks           shift each host's timestamps by the smallest
+                         offset (>= 0) that makes every cross-host flow
+                         arrive at or after its departure, and print the
+                         offset of each host and how many cross-host
+                         flows touch it; fails when no offsets satisfy
+                         every flow
+
 EXIT STATUS
   0  every FILE is valid and meets the expectations
   1  a FILE cannot be read, is invalid, or misses an expectation
@@ -79,7 +105,8 @@ EXAMPLES
   perfflow-trace check perfflow.array.node1.4242.pfw
   perfflow-trace check --expect-names main,solve --expect-phases B,E trace.pfw
   perfflow-trace check --allow-truncated --min-threads 4 killed.pfw
-  perfflow-trace summary perfflow.array.*.pfw";
+  perfflow-trace summary perfflow.array.*.pfw
+  perfflow-trace merge --fix-clocks run/ -o workflow.pfw";
 
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +115,15 @@ enum Command {
     Version,
     Check(CheckCommand),
     Summary(Vec<PathBuf>),
+    Merge(MergeCommand),
+}
+
+/// The arguments of `merge`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct MergeCommand {
+    inputs: Vec<PathBuf>,
+    output: Option<PathBuf>,
+    fix_clocks: bool,
 }
 
 /// The arguments of `check`.
@@ -122,6 +158,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         }
         Ok(Command::Check(command)) => run_check(&command, out, err),
         Ok(Command::Summary(files)) => run_summary(&files, out, err),
+        Ok(Command::Merge(command)) => run_merge(&command, out, err),
         Err(UsageError(message)) => {
             say(err, format_args!("perfflow-trace: {message}"));
             say(err, USAGE);
@@ -153,13 +190,14 @@ fn parse(args: Vec<OsString>) -> Result<Command, UsageError> {
     match command.to_str() {
         Some("check") => parse_check(rest).map(Command::Check),
         Some("summary") => parse_summary(rest).map(Command::Summary),
+        Some("merge") => parse_merge(rest).map(Command::Merge),
         Some("help") => Ok(Command::Help),
         Some("--version" | "-V") => Ok(Command::Version),
         Some(option) if option.starts_with('-') => {
             Err(UsageError(format!("unknown option `{option}`")))
         }
         _ => Err(UsageError(format!(
-            "unknown command `{}`; expected `check` or `summary`",
+            "unknown command `{}`; expected `check`, `summary` or `merge`",
             command.to_string_lossy()
         ))),
     }
@@ -273,6 +311,46 @@ fn parse_summary(args: Vec<OsString>) -> Result<Vec<PathBuf>, UsageError> {
         return Err(UsageError("`summary` needs at least one FILE".to_string()));
     }
     Ok(files)
+}
+
+fn parse_merge(args: Vec<OsString>) -> Result<MergeCommand, UsageError> {
+    let mut command = MergeCommand::default();
+    let mut args = classify(args).into_iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg {
+            Arg::File(path) => {
+                command.inputs.push(path);
+                continue;
+            }
+            Arg::Option { name, value } => (name, value),
+        };
+        match name.as_str() {
+            "--fix-clocks" if inline.is_none() => command.fix_clocks = true,
+            "--fix-clocks" => return Err(UsageError(format!("option `{name}` takes no value"))),
+            "-o" | "--output" => {
+                let value = match inline {
+                    Some(value) => PathBuf::from(value),
+                    None => match args.next() {
+                        Some(Arg::File(path)) => path,
+                        _ => return Err(UsageError(format!("option `{name}` needs a value"))),
+                    },
+                };
+                set_once(&mut command.output, &name, value)?;
+            }
+            _ => return Err(UsageError(format!("unknown option `{name}` for `merge`"))),
+        }
+    }
+    if command.inputs.is_empty() {
+        return Err(UsageError(
+            "`merge` needs at least one FILE or DIR".to_string(),
+        ));
+    }
+    if command.output.is_none() {
+        return Err(UsageError(
+            "`merge` needs `-o OUTPUT`, the file to write".to_string(),
+        ));
+    }
+    Ok(command)
 }
 
 fn set_once<T>(slot: &mut Option<T>, name: &str, value: T) -> Result<(), UsageError> {
@@ -529,6 +607,108 @@ fn run_summary(files: &[PathBuf], out: &mut dyn Write, err: &mut dyn Write) -> u
     status
 }
 
+/// Microseconds with three decimals and a sign, for offsets.
+fn micros(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "+" };
+    let abs = ns.unsigned_abs();
+    format!("{sign}{}.{:03} µs", abs / 1000, abs % 1000)
+}
+
+fn run_merge(command: &MergeCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let Some(output) = &command.output else {
+        return EXIT_USAGE;
+    };
+    let options = MergeOptions {
+        fix_clocks: command.fix_clocks,
+    };
+    let report = match trace_files(&command.inputs, output)
+        .and_then(|files| merge(&files, output, options))
+    {
+        Ok(report) => report,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: merge: {error}"));
+            return EXIT_FAILED;
+        }
+    };
+    let cut = match report.truncated_files {
+        0 => String::new(),
+        n => format!(" ({n} cut short)"),
+    };
+    say(
+        out,
+        format_args!(
+            "{}: {} events of {} processes on {} hosts from {} files{cut}",
+            output.display(),
+            report.events,
+            report.processes.len(),
+            report.hosts.len(),
+            report.files.len()
+        ),
+    );
+    for process in &report.processes {
+        say(
+            out,
+            format_args!(
+                "  pid {:>4}  {}  ({})",
+                process.new_pid,
+                process.display_name(),
+                process.file.display()
+            ),
+        );
+    }
+    say(
+        out,
+        format_args!("cross-host flows: {}", report.cross_host_flows),
+    );
+    for found in &report.violations {
+        say(
+            err,
+            format_args!(
+                "perfflow-trace: merge: {} flow{} from {} to {} arrive{} before {} depart{} \
+                 (the earliest by {}): the hosts' clocks disagree{}",
+                found.count,
+                if found.count == 1 { "" } else { "s" },
+                found.from,
+                found.to,
+                if found.count == 1 { "s" } else { "" },
+                if found.count == 1 { "it" } else { "they" },
+                if found.count == 1 { "s" } else { "" },
+                micros(found.worst_ns).trim_start_matches('+'),
+                if command.fix_clocks {
+                    "; shifted below"
+                } else {
+                    "; --fix-clocks shifts the hosts to remove this"
+                }
+            ),
+        );
+    }
+    if let Some(offsets) = &report.offsets {
+        say(out, "clock offsets:");
+        for offset in offsets {
+            say(
+                out,
+                format_args!(
+                    "  {}: {} ({} cross-host flows)",
+                    offset.host,
+                    micros(offset.offset_ns),
+                    offset.flows
+                ),
+            );
+        }
+    }
+    if report.async_ids_kept > 0 {
+        say(
+            err,
+            format_args!(
+                "perfflow-trace: merge: {} async events kept their id (not a number below 2^40): \
+                 spans of different processes with the same category and id may pair",
+                report.async_ids_kept
+            ),
+        );
+    }
+    EXIT_OK
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,6 +722,42 @@ mod tests {
             Err(UsageError(message)) => message,
             Ok(command) => panic!("expected a usage error, got {command:?}"),
         }
+    }
+
+    #[test]
+    fn merge_takes_inputs_an_output_and_fix_clocks_in_any_order() {
+        let parsed = parse(args(&[
+            "merge",
+            "a.pfw",
+            "-o",
+            "out.pfw",
+            "dir",
+            "--fix-clocks",
+        ]));
+        assert_eq!(
+            parsed,
+            Ok(Command::Merge(MergeCommand {
+                inputs: vec![PathBuf::from("a.pfw"), PathBuf::from("dir")],
+                output: Some(PathBuf::from("out.pfw")),
+                fix_clocks: true,
+            }))
+        );
+        let parsed = parse(args(&["merge", "--output=o.pfw", "a.pfw"]));
+        assert!(matches!(
+            parsed,
+            Ok(Command::Merge(MergeCommand {
+                fix_clocks: false,
+                ..
+            }))
+        ));
+    }
+
+    #[test]
+    fn merge_needs_an_output_and_an_input() {
+        assert!(usage_error(&["merge", "a.pfw"]).contains("needs `-o OUTPUT`"));
+        assert!(usage_error(&["merge", "-o", "x.pfw"]).contains("at least one FILE or DIR"));
+        assert!(usage_error(&["merge", "a.pfw", "-o"]).contains("`-o` needs a value"));
+        assert!(usage_error(&["merge", "a", "-o", "x", "-o", "y"]).contains("more than once"));
     }
 
     #[test]

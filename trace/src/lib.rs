@@ -13,7 +13,7 @@
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has three parts:
+//! The crate has four parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -26,7 +26,13 @@
 //! * summarising: [`Summarizer`] takes events one at a time and gives
 //!   per-function call counts and inclusive and self times, and per-thread
 //!   event counts; [`summary`] (or [`summarize`] for several files) runs it
-//!   over [`Trace`]s. The [`Summary`]'s `Display` prints it as a table.
+//!   over [`Trace`]s. The [`Summary`]'s `Display` prints it as a table;
+//! * merging: [`merge`] writes the traces of many processes and hosts, and
+//!   the monitor's counter traces, as one trace with a distinct, named
+//!   process each, checking (and with [`MergeOptions::fix_clocks`]
+//!   correcting) the hosts' clocks against the flows between them. It
+//!   copies each event's text ([`stream_trace_text`]) with a few fields
+//!   rewritten.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
@@ -57,6 +63,7 @@
 mod check;
 mod error;
 mod event;
+mod merge;
 mod read;
 mod spans;
 mod summary;
@@ -64,5 +71,11 @@ mod summary;
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
-pub use read::{parse_trace, read_trace, stream_reader, stream_trace, Layout, Trace, TraceInfo};
+pub use merge::{
+    merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
+};
+pub use read::{
+    parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
+    TraceInfo,
+};
 pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};

@@ -1,4 +1,4 @@
-//! `perfflow-trace`: check and summarise perfflow trace files.
+//! `perfflow-trace`: check, summarise and merge perfflow trace files.
 //!
 //! Run `perfflow-trace --help` for usage.
 

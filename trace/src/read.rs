@@ -162,14 +162,26 @@ fn parse_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
 /// handed over.
 pub fn stream_trace(
     path: impl AsRef<Path>,
-    sink: impl FnMut(Event),
+    mut sink: impl FnMut(Event),
+) -> Result<TraceInfo, TraceError> {
+    stream_trace_text(path, |event, _| sink(event))
+}
+
+/// Like [`stream_trace`], also handing over each event's JSON text exactly
+/// as the file has it (one object, without the separating comma), for
+/// tools that rewrite a few fields and copy the rest.
+pub fn stream_trace_text(
+    path: impl AsRef<Path>,
+    mut sink: impl FnMut(Event, &str),
 ) -> Result<TraceInfo, TraceError> {
     let path = path.as_ref();
     let file = File::open(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    stream_reader(file, sink).map_err(|error| error.in_file(path))
+    Parser::new(file)
+        .trace(&mut sink)
+        .map_err(|error| error.in_file(path))
 }
 
 /// Like [`stream_trace`], for trace text from any reader. Errors name no
@@ -178,7 +190,7 @@ pub fn stream_reader(
     input: impl Read,
     mut sink: impl FnMut(Event),
 ) -> Result<TraceInfo, TraceError> {
-    Parser::new(input).trace(&mut sink)
+    Parser::new(input).trace(&mut |event, _| sink(event))
 }
 
 /// `error`, from parsing a value at the start of `text`, or the error that
@@ -274,7 +286,7 @@ impl<R: Read> Parser<R> {
         }
     }
 
-    fn trace(mut self, sink: &mut dyn FnMut(Event)) -> Result<TraceInfo, TraceError> {
+    fn trace(mut self, sink: &mut dyn FnMut(Event, &str)) -> Result<TraceInfo, TraceError> {
         let outcome = self.layout(sink);
         // Reaching invalid UTF-8 explains whatever else went wrong there.
         let at_invalid = self.invalid_utf8 && self.pos >= self.avail;
@@ -326,7 +338,7 @@ impl<R: Read> Parser<R> {
     #[allow(clippy::type_complexity)]
     fn layout(
         &mut self,
-        sink: &mut dyn FnMut(Event),
+        sink: &mut dyn FnMut(Event, &str),
     ) -> Result<(TraceInfo, Result<(), Stop>), Stop> {
         self.skip_bom()?;
         self.skip_whitespace()?;
@@ -360,7 +372,7 @@ impl<R: Read> Parser<R> {
     }
 
     /// Parses an array of events; the cursor is on `[`.
-    fn events(&mut self, sink: &mut dyn FnMut(Event)) -> Result<(), Stop> {
+    fn events(&mut self, sink: &mut dyn FnMut(Event, &str)) -> Result<(), Stop> {
         self.bump();
         self.skip_whitespace()?;
         match self.peek()? {
@@ -388,7 +400,10 @@ impl<R: Read> Parser<R> {
                 let end = stream.byte_offset();
                 Some(parsed.and_then(|raw| Ok((raw.into_event(line)?, end))))
             })?;
-            sink(event);
+            // The event's text is still buffered: input is only dropped
+            // before the cursor, which stayed at its start while parsing.
+            let text = &self.buf[start.pos - self.buf_start..self.pos - self.buf_start];
+            sink(event, std::str::from_utf8(text).unwrap_or_default());
             if !self.another_item(b']', "event")? {
                 return Ok(());
             }
@@ -396,7 +411,11 @@ impl<R: Read> Parser<R> {
     }
 
     /// Parses the object layout; the cursor is on `{`.
-    fn object(&mut self, info: &mut TraceInfo, sink: &mut dyn FnMut(Event)) -> Result<(), Stop> {
+    fn object(
+        &mut self,
+        info: &mut TraceInfo,
+        sink: &mut dyn FnMut(Event, &str),
+    ) -> Result<(), Stop> {
         let start = self.mark();
         let mut has_events = false;
         self.bump();
@@ -906,7 +925,7 @@ mod tests {
             for chunk in 1..=7 {
                 let mut events = Vec::new();
                 let read = Parser::with_chunk(text, chunk)
-                    .trace(&mut |event| events.push(event))
+                    .trace(&mut |event, _| events.push(event))
                     .map(|info| Trace::new(info, events))
                     .map_err(|error| error.to_string());
                 assert_eq!(

@@ -1,0 +1,144 @@
+//! Who and where this process is: the `perfflow_process` metadata written
+//! at the opening of its trace, beside `process_name`.
+//!
+//! ```text
+//! {"name":"perfflow_process","ph":"M","pid":7,"tid":7,"args":{"host":"node1","exe":"solver","rank":3,
+//!  "clock":{"realtime_ns":1763700000123456789,"monotonic_ns":5123456789,"esterror_us":16,"maxerror_us":250,"synchronized":true}}}
+//! ```
+//!
+//! `rank` is the MPI rank the launcher exported (absent when none did);
+//! `clock` pairs the monotonic clock the events are stamped with and the
+//! wall clock their `ts` is converted to, and gives the kernel's estimate
+//! of the wall clock's error (`adjtimex`: `esterror`, `maxerror` in µs,
+//! absent when the kernel refuses). `perfflow-trace merge` names processes
+//! `host · exe [pid] rank N` from it.
+
+use serde_json::{json, Map, Value};
+
+use crate::clock::Epoch;
+
+/// Variables in which launchers export the MPI rank, the first set one
+/// wins: PMIx, PMI-1/2 (MPICH, Intel MPI), Open MPI, SLURM, Flux.
+pub const RANK_VARIABLES: [&str; 5] = [
+    "PMIX_RANK",
+    "PMI_RANK",
+    "OMPI_COMM_WORLD_RANK",
+    "SLURM_PROCID",
+    "FLUX_TASK_RANK",
+];
+
+/// The rank from the first of [`RANK_VARIABLES`] that `var` finds set to a
+/// whole number; a variable set to anything else is passed over.
+pub fn rank_from(var: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    RANK_VARIABLES
+        .iter()
+        .filter_map(|name| var(name))
+        .find_map(|value| value.trim().parse().ok())
+}
+
+/// The kernel's estimate of the wall clock's error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockError {
+    /// Estimated error, µs (`timex.esterror`).
+    pub esterror_us: i64,
+    /// Maximum error, µs (`timex.maxerror`).
+    pub maxerror_us: i64,
+    /// Whether the kernel considers the clock synchronised (the state is
+    /// not `TIME_ERROR`).
+    pub synchronized: bool,
+}
+
+/// Reads the clock's error estimate with `adjtimex` in read-only mode
+/// (`modes` 0), or `None` when the call fails.
+pub fn clock_error() -> Option<ClockError> {
+    // SAFETY: timex is plain data; all-zero is a valid read-only request.
+    let mut timex: libc::timex = unsafe { std::mem::zeroed() };
+    timex.modes = 0;
+    // SAFETY: `timex` is a valid, writable timex.
+    let state = unsafe { libc::adjtimex(&mut timex) };
+    (state >= 0).then(|| ClockError {
+        esterror_us: timex.esterror as i64,
+        maxerror_us: timex.maxerror as i64,
+        synchronized: state != libc::TIME_ERROR,
+    })
+}
+
+/// The `args` of the `perfflow_process` metadata, as JSON.
+pub fn metadata(
+    host: &str,
+    exe: &str,
+    rank: Option<u64>,
+    epoch: &Epoch,
+    error: Option<ClockError>,
+) -> String {
+    let mut clock = Map::new();
+    clock.insert("realtime_ns".into(), json!(epoch.real0_ns));
+    clock.insert("monotonic_ns".into(), json!(epoch.mono0_ns));
+    if let Some(error) = error {
+        clock.insert("esterror_us".into(), json!(error.esterror_us));
+        clock.insert("maxerror_us".into(), json!(error.maxerror_us));
+        clock.insert("synchronized".into(), json!(error.synchronized));
+    }
+    let mut args = Map::new();
+    args.insert("host".into(), json!(host));
+    args.insert("exe".into(), json!(exe));
+    if let Some(rank) = rank {
+        args.insert("rank".into(), json!(rank));
+    }
+    args.insert("clock".into(), Value::Object(clock));
+    Value::Object(args).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    #[test]
+    fn the_first_rank_variable_set_wins() {
+        assert_eq!(
+            rank_from(env(&[("SLURM_PROCID", "5"), ("PMI_RANK", "3")])),
+            Some(3)
+        );
+        assert_eq!(rank_from(env(&[("FLUX_TASK_RANK", "12")])), Some(12));
+        assert_eq!(rank_from(env(&[])), None);
+    }
+
+    #[test]
+    fn a_rank_that_is_not_a_number_is_passed_over() {
+        assert_eq!(
+            rank_from(env(&[("PMIX_RANK", "x"), ("SLURM_PROCID", "2")])),
+            Some(2)
+        );
+        assert_eq!(rank_from(env(&[("PMI_RANK", "-1")])), None);
+    }
+
+    #[test]
+    fn the_metadata_holds_the_clock_pairing_and_error() {
+        let error = ClockError {
+            esterror_us: 16,
+            maxerror_us: 250,
+            synchronized: true,
+        };
+        let text = metadata("n\"1", "app", Some(4), &Epoch::new(10, 20), Some(error));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            value,
+            json!({"host": "n\"1", "exe": "app", "rank": 4, "clock": {"realtime_ns": 20,
+                "monotonic_ns": 10, "esterror_us": 16, "maxerror_us": 250, "synchronized": true}})
+        );
+        let text = metadata("n", "app", None, &Epoch::new(1, 2), None);
+        assert_eq!(
+            text,
+            r#"{"clock":{"monotonic_ns":1,"realtime_ns":2},"exe":"app","host":"n"}"#
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! Helpers of the `merge` tests: traces laid out as the runtime and the
+//! monitor write them, scratch directories, and running `perfflow-trace`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A fresh, empty directory for the test `test`.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("perfflow-trace-merge")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create test directory");
+    dir
+}
+
+/// The opening the runtime writes: the process name and the
+/// `perfflow_process` metadata with its host, executable and rank.
+pub fn opening(host: &str, exe: &str, pid: u32, rank: Option<u32>) -> String {
+    let rank = rank.map(|r| format!(",\"rank\":{r}")).unwrap_or_default();
+    format!(
+        "[\n{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{pid},\"args\":{{\"name\":\"{exe}\"}}}},\n\
+         {{\"name\":\"perfflow_process\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{pid},\"args\":{{\"host\":\"{host}\",\"exe\":\"{exe}\"{rank},\
+         \"clock\":{{\"realtime_ns\":1700000000000000000,\"monotonic_ns\":5000,\"esterror_us\":16,\"maxerror_us\":250}}}}}},\n"
+    )
+}
+
+/// An event line as the runtime writes it, `ts` given in nanoseconds.
+pub fn event(name: &str, cat: &str, ph: &str, pid: u32, tid: u32, ts_ns: u64) -> String {
+    format!(
+        "{{\"name\":\"{name}\",\"cat\":\"{cat}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}.{:03},\"ph\":\"{ph}\"}},\n",
+        ts_ns / 1000,
+        ts_ns % 1000
+    )
+}
+
+/// A flow end (`s` or `f`) as the runtime writes it.
+pub fn flow(scope: &str, ph: &str, pid: u32, tid: u32, ts_ns: u64, id: u64) -> String {
+    let bind = if ph == "f" { ",\"bp\":\"e\"" } else { "" };
+    format!(
+        "{{\"name\":\"{scope}\",\"cat\":\"flow\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}.{:03},\"ph\":\"{ph}\"{bind},\"id\":{id}}},\n",
+        ts_ns / 1000,
+        ts_ns % 1000
+    )
+}
+
+/// The closing line the runtime writes at exit.
+pub fn closing(pid: u32) -> String {
+    format!(
+        "{{\"name\":\"perfflow_runtime\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{pid},\"args\":{{\"events_dropped\":0}}}}\n]\n"
+    )
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write trace file");
+    path
+}
+
+pub fn perfflow_trace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfflow-trace"))
+        .args(args)
+        .output()
+        .expect("run perfflow-trace")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 temporary path")
+}
+
+/// Runs `perfflow-trace merge` with `args` and asserts it succeeded.
+pub fn merge(args: &[&str]) -> Output {
+    let mut all = vec!["merge"];
+    all.extend_from_slice(args);
+    let output = perfflow_trace(&all);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "merge {args:?}: {}",
+        text(&output.stderr)
+    );
+    output
+}
+
+/// The events of a merged trace.
+pub fn events(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("read merged trace");
+    match serde_json::from_str(&text).expect("the merged trace is one JSON array") {
+        Value::Array(events) => events,
+        other => panic!("expected an array, found {other}"),
+    }
+}
+
+/// The `process_name` of each pid in a merged trace.
+pub fn process_names(events: &[Value]) -> Vec<(i64, String)> {
+    events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+        .map(|e| {
+            (
+                e["pid"].as_i64().expect("pid"),
+                e["args"]["name"].as_str().expect("name").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `ts` of an event in nanoseconds, read from its decimal text.
+pub fn ts_ns(event: &Value) -> i64 {
+    let text = event["ts"].to_string();
+    let (whole, frac) = text.split_once('.').unwrap_or((&text, "0"));
+    let frac = format!("{frac:0<3}");
+    whole.parse::<i64>().expect("ts") * 1000 + frac[..3].parse::<i64>().expect("ts decimals")
+}
+
+/// Writes `perfflow.array.<host>.<pid>.pfw` in `dir` as the runtime does:
+/// the opening, the `body` lines, the closing.
+pub fn runtime_file(dir: &Path, host: &str, exe: &str, pid: u32, body: &str) -> PathBuf {
+    let text = format!("{}{body}{}", opening(host, exe, pid, None), closing(pid));
+    write(dir, &format!("perfflow.array.{host}.{pid}.pfw"), &text)
+}
+
+/// Runs `merge --fix-clocks a b -o out` and asserts it printed `host`'s
+/// offset as `offset_ns` with `flows` cross-host flows.
+pub fn merge_fixing_clocks(
+    a: &Path,
+    b: &Path,
+    out: &Path,
+    host: &str,
+    offset_ns: u64,
+    flows: usize,
+) -> Output {
+    let output = merge(&[
+        "--fix-clocks",
+        path_str(a),
+        path_str(b),
+        "-o",
+        path_str(out),
+    ]);
+    let stdout = text(&output.stdout);
+    let line = format!(
+        "  {host}: +{}.{:03} µs ({flows} cross-host flows)",
+        offset_ns / 1000,
+        offset_ns % 1000
+    );
+    assert!(stdout.contains(&line), "expected `{line}` in {stdout}");
+    output
+}
+
+/// Asserts that `perfflow-trace check ARGS` passes.
+pub fn assert_check_passes(args: &[&str]) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    let output = perfflow_trace(&all);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
