@@ -67,11 +67,12 @@
 //! per-thread `busy` flag turns re-entry (an event recorded from inside the
 //! runtime's own cold path, e.g. through a woven allocator, or on the
 //! runtime's own threads) into a dropped event instead of a self-deadlock.
-//! A per-thread `pushing` flag, set around the hot path's read and
-//! publication of `len` with compiler fences only, does the same for an
+//! A per-thread `pushing` flag, set around the hot path's timestamp, read
+//! and publication of `len` with compiler fences only, does the same for an
 //! event recorded by a signal handler that interrupted the hot path on the
-//! same thread (it would otherwise overwrite the interrupted record); the
-//! cold paths run with signals blocked.
+//! same thread (it would otherwise overwrite the interrupted record, or
+//! land before a record stamped earlier); the cold paths run with signals
+//! blocked.
 //!
 //! # Options, fork and signals
 //!
@@ -323,37 +324,55 @@ struct Local {
     /// Set while this thread runs a cold path of the runtime (and for the
     /// whole life of the runtime's own threads).
     busy: Cell<bool>,
-    /// Set while the hot path of this thread is between reading and
-    /// publishing `len`: an event recorded then can only come from a signal
-    /// handler that interrupted it, and is dropped and counted (see
-    /// [`Local::push`]).
+    /// Set while the hot path of this thread is between taking an event's
+    /// timestamp and publishing `len`: an event recorded then can only come
+    /// from a signal handler that interrupted it, and is dropped and counted
+    /// (see [`Local::push`]).
     pushing: Cell<bool>,
 }
 
 impl Local {
-    /// Stores one event (and its payload) in `b`, this thread's buffer.
-    /// Returns false when the chunk is full (nothing was stored). Safe against a signal handler on this
-    /// thread that records while it interrupts the store: the inner event
-    /// is dropped and counted (it would otherwise land in the slot the
-    /// interrupted store is about to write). The flag is a plain
-    /// thread-local; compiler fences keep its two stores around the store
-    /// of the record, which is all a handler on the same thread needs (no
-    /// lock, no atomic read-modify-write, no system call).
+    /// Stores one event at `site` (and its payload) in `b`, this thread's
+    /// buffer, its timestamp and payload taken by `stamp` once the store is
+    /// guarded. Returns `Err` with what `stamp` took when the chunk is full
+    /// (nothing was stored); `pushing` then stays set, and [`record_slow`]
+    /// clears it once `busy` guards instead.
+    ///
+    /// Safe against a signal handler on this thread that records while it
+    /// interrupts the store: the inner event is dropped and counted. It
+    /// would otherwise land in the slot the interrupted store is about to
+    /// write, or, when the handler runs between the timestamp and the
+    /// store, land before an event stamped earlier than its own (time would
+    /// go back on the thread). The flag is a plain thread-local; compiler
+    /// fences keep its two stores around the timestamp and the store of the
+    /// record, which is all a handler on the same thread needs (no lock, no
+    /// atomic read-modify-write, no system call).
     #[inline(always)]
-    fn push(&self, b: &ThreadBuffer, ev: RawEvent, payload: Option<RawEvent>) -> bool {
+    fn push(
+        &self,
+        b: &ThreadBuffer,
+        site: *const Site,
+        kind: Kind,
+        stamp: impl FnOnce() -> (u64, Option<RawEvent>),
+    ) -> Result<(), (u64, Option<RawEvent>)> {
         if self.pushing.get() {
             drop_events(1);
-            return true;
+            return Ok(());
         }
         self.pushing.set(true);
         compiler_fence(Ordering::SeqCst);
+        let (ts, payload) = stamp();
+        let ev = RawEvent::new(ts, site, kind);
         let stored = match payload {
             Some(payload) => b.push_pair(ev, payload),
             None => b.push(ev),
         };
+        if !stored {
+            return Err((ts, payload));
+        }
         compiler_fence(Ordering::SeqCst);
         self.pushing.set(false);
-        stored
+        Ok(())
     }
 }
 
@@ -832,6 +851,7 @@ impl Runtime {
     /// right after it exists (cold paths only: first event, fork).
     fn get() -> &'static Runtime {
         static SERVICES: std::sync::Once = std::sync::Once::new();
+        register_fork_handlers();
         let rt = RUNTIME.get_or_init(Runtime::start);
         SERVICES.call_once(|| {
             if ENABLED.load(Ordering::Relaxed) {
@@ -847,9 +867,9 @@ impl Runtime {
 
     /// Starts tracing (cold, once per process): reads `PERFFLOW_OPTIONS`,
     /// works out the instance path, creates the trace file, and registers
-    /// the exit and fork handlers. Signal and sampler threads start in
-    /// [`Runtime::get`] once the runtime exists, the writer thread at the
-    /// first hand-off.
+    /// the exit handler ([`Runtime::get`] registered the fork handlers
+    /// just before). Signal and sampler threads start in [`Runtime::get`]
+    /// once the runtime exists, the writer thread at the first hand-off.
     fn start() -> Runtime {
         let (options, warnings) = Options::from_env();
         for warning in &warnings {
@@ -886,7 +906,6 @@ impl Runtime {
                         "perfflow: cannot register the exit handler; the trace may be incomplete"
                     );
                 }
-                libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
             }
         }
         Runtime {
@@ -1513,6 +1532,29 @@ pub(crate) extern "C" fn vfork_parent() {
 // never inherits them held by a thread that does not exist there. The guards
 // live in a thread-local of the forking thread from `prepare` to
 // `parent`/`child`.
+//
+// The start of the runtime is guarded the same way: the handlers are
+// registered before any thread begins it, and `prepare` waits until it is
+// done, so a fork from another thread meanwhile never leaves the child a
+// start-up that no thread of its own will finish (its first event would wait
+// for it forever).
+
+/// Registers the fork handlers, once per process, before the runtime
+/// starts. `pthread_once` rather than a Rust `Once`: glibc starts it over in
+/// a child forked while another thread was inside it.
+fn register_fork_handlers() {
+    extern "C" fn register() {
+        // SAFETY: registering plain `extern "C"` functions is always valid;
+        // glibc also accepts them from a shared library.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    }
+    struct Control(std::cell::UnsafeCell<libc::pthread_once_t>);
+    // SAFETY: only ever passed to `pthread_once`, which synchronises.
+    unsafe impl Sync for Control {}
+    static ONCE: Control = Control(std::cell::UnsafeCell::new(libc::PTHREAD_ONCE_INIT));
+    // SAFETY: a static once-control and a function without arguments.
+    unsafe { libc::pthread_once(ONCE.0.get(), register) };
+}
 
 struct ForkGuards {
     _interned: crate::site::ForkGuard,
@@ -1529,10 +1571,14 @@ thread_local! {
 
 extern "C" fn fork_prepare() {
     let _ = catch_unwind(|| {
-        // These handlers are registered during start-up, so start-up has
-        // begun: wait for it to finish (another thread may be inside it),
-        // or the child would inherit it half done.
+        // These handlers are registered right before start-up, so it has
+        // begun or is about to: wait for it to finish (another thread may
+        // be inside it), or the child would inherit it half done.
         let rt = Runtime::get();
+        if !ENABLED.load(Ordering::Relaxed) {
+            // Tracing is off: nothing to hand over to the child.
+            return;
+        }
         // Events recorded by this thread until the fork is over (a woven
         // allocator) must not take the locks it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
@@ -1676,11 +1722,17 @@ impl Sink for NullSink {}
 #[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
     if in_vfork_child() {
-        // The parent's buffers are not ours to touch (see `vfork_child`).
+        // The parent's buffers are not ours to touch (see `vfork_child`);
+        // hidden from the child, they never reach `Local::push` there.
         drop_events(1);
         return;
     }
-    if local.busy.replace(true) {
+    // `busy` now keeps a signal handler on this thread out, in place of the
+    // `pushing` a full chunk left set (see `Local::push`).
+    let was_busy = local.busy.replace(true);
+    compiler_fence(Ordering::SeqCst);
+    local.pushing.set(false);
+    if was_busy {
         drop_events(1);
         return;
     }
@@ -1732,10 +1784,12 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
     local.busy.set(false);
 }
 
-/// Records one event. `STAMP_FIRST` reads the clock before anything else
-/// (for exits, so the runtime's own cost lands inside the slice); otherwise
-/// it is read last (for enters, for the same reason). With `cpu-mem-usage`
-/// the event goes through [`record_usage`] instead.
+/// Records one event. Its timestamp is taken inside the hot path's guard
+/// (see [`Local::push`]). When the chunk is full, an exit (`STAMP_FIRST`)
+/// keeps that timestamp, so the hand-off's cost lands inside the slice, and
+/// an enter reads the clock again after the hand-off, so its cost stays
+/// outside. With `cpu-mem-usage` the event goes through [`record_usage`]
+/// instead.
 #[inline(always)]
 fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     if !ENABLED.load(Ordering::Relaxed) {
@@ -1745,23 +1799,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         record_usage(site, kind);
         return;
     }
-    let early = if STAMP_FIRST { clock::now_ns() } else { 0 };
-    let recorded = LOCAL.try_with(|local| {
-        let buf = local.buf.get();
-        if !buf.is_null() {
-            // SAFETY: a non-null handle points to this thread's buffer,
-            // which is freed only by this thread's `Local` destructor.
-            let b = unsafe { &*buf };
-            let ts = if STAMP_FIRST { early } else { clock::now_ns() };
-            if local.push(b, RawEvent::new(ts, site, kind), None) {
-                return;
-            }
-        }
-        record_slow(local, site, kind, STAMP_FIRST.then_some(early), Extra::None);
-    });
-    if recorded.is_err() {
-        drop_events(1);
-    }
+    record_extra(site, kind, STAMP_FIRST, Extra::None);
 }
 
 /// Records entry into `site` (must satisfy [`crate::event::packable`]).
@@ -1783,18 +1821,17 @@ pub fn record_enter_with(site: *const Site, payload: crate::event::Payload) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    record_extra(site, Kind::Enter, None, Extra::Ready(payload.record()));
+    record_extra(site, Kind::Enter, false, Extra::Ready(payload.record()));
 }
 
-/// Records exit from `site` followed by `payload`, stamped first as in
+/// Records exit from `site` followed by `payload`, stamped as in
 /// [`record_exit`].
 #[inline]
 pub fn record_exit_with(site: *const Site, payload: crate::event::Payload) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    let ts = clock::now_ns();
-    record_extra(site, Kind::Exit, Some(ts), Extra::Ready(payload.record()));
+    record_extra(site, Kind::Exit, true, Extra::Ready(payload.record()));
 }
 
 /// What follows an event record in its thread's buffer.
@@ -1805,6 +1842,10 @@ enum Extra {
     /// A usage payload with the thread's CPU time, read right after the
     /// event's timestamp (`around` enters with `cpu-mem-usage`).
     EnterUsage,
+    /// A usage payload with the thread's CPU time, read right before the
+    /// event's timestamp, and the resident set size (`around` exits with
+    /// `cpu-mem-usage`).
+    ExitUsage,
     /// A payload record prepared by the caller.
     Ready(RawEvent),
 }
@@ -1821,19 +1862,25 @@ fn wants_usage(site: *const Site) -> bool {
 /// The event's timestamp (`stamp`, or the clock now) and its payload.
 #[inline(always)]
 fn stamp_with(stamp: Option<u64>, extra: Extra) -> (u64, Option<RawEvent>) {
-    let ts = stamp.unwrap_or_else(clock::now_ns);
-    let payload = match extra {
-        Extra::None => None,
-        Extra::EnterUsage => Some(
-            crate::event::Payload::Usage {
-                cpu_ns: crate::usage::thread_cpu_ns(),
-                rss_kib: 0,
-            }
-            .record(),
-        ),
-        Extra::Ready(payload) => Some(payload),
-    };
-    (ts, payload)
+    let usage = |cpu_ns, rss_kib| Some(crate::event::Payload::Usage { cpu_ns, rss_kib }.record());
+    match extra {
+        Extra::None => (stamp.unwrap_or_else(clock::now_ns), None),
+        Extra::EnterUsage => {
+            let ts = stamp.unwrap_or_else(clock::now_ns);
+            (ts, usage(crate::usage::thread_cpu_ns(), 0))
+        }
+        Extra::ExitUsage => {
+            let cpu_ns = crate::usage::thread_cpu_ns();
+            let ts = stamp.unwrap_or_else(clock::now_ns);
+            (ts, usage(cpu_ns, crate::usage::resident_kib()))
+        }
+        Extra::Ready(payload) => (stamp.unwrap_or_else(clock::now_ns), Some(payload)),
+    }
+}
+
+/// A timestamp and payload already taken, as [`record_slow`] takes them.
+fn taken((ts, payload): (u64, Option<RawEvent>)) -> (Option<u64>, Extra) {
+    (Some(ts), payload.map_or(Extra::None, Extra::Ready))
 }
 
 /// [`record`] with `cpu-mem-usage` on. An `around` enter reads the thread
@@ -1849,33 +1896,37 @@ fn record_usage(site: *const Site, kind: Kind) {
     // SAFETY: as in `wants_usage`.
     let around = unsafe { &*site }.pointcut() == crate::site::Pointcut::Around;
     match (around, kind) {
-        (true, Kind::Enter) => record_extra(site, kind, None, Extra::EnterUsage),
-        (true, Kind::Exit) => {
-            let cpu_ns = crate::usage::thread_cpu_ns();
-            let ts = clock::now_ns();
-            let rss_kib = crate::usage::resident_kib();
-            let payload = crate::event::Payload::Usage { cpu_ns, rss_kib }.record();
-            record_extra(site, kind, Some(ts), Extra::Ready(payload));
-        }
-        (false, Kind::Enter) => record_extra(site, kind, None, Extra::None),
-        (false, Kind::Exit) => record_extra(site, kind, Some(clock::now_ns()), Extra::None),
+        (true, Kind::Enter) => record_extra(site, kind, false, Extra::EnterUsage),
+        (true, Kind::Exit) => record_extra(site, kind, true, Extra::ExitUsage),
+        (false, Kind::Enter) => record_extra(site, kind, false, Extra::None),
+        (false, Kind::Exit) => record_extra(site, kind, true, Extra::None),
     }
 }
 
-/// Records an event and what follows it. `stamp` is the timestamp already
-/// taken (exits); without one the clock is read here, last.
+/// Records an event and what follows it. With `stamp_first` (exits) the
+/// timestamp taken on the hot path is kept when the chunk is full; without
+/// it the clock is read again after the hand-off (see [`record`]).
 #[inline(always)]
-fn record_extra(site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+fn record_extra(site: *const Site, kind: Kind, stamp_first: bool, extra: Extra) {
     let recorded = LOCAL.try_with(|local| {
         let buf = local.buf.get();
-        if !buf.is_null() {
-            // SAFETY: as in `record`.
-            let b = unsafe { &*buf };
-            let (ts, payload) = stamp_with(stamp, extra);
-            if local.push(b, RawEvent::new(ts, site, kind), payload) {
-                return;
+        let (stamp, extra) = if buf.is_null() {
+            // The thread's first event (or TLS is going away).
+            if stamp_first {
+                taken(stamp_with(None, extra))
+            } else {
+                (None, extra)
             }
-        }
+        } else {
+            // SAFETY: a non-null handle points to this thread's buffer,
+            // which is freed only by this thread's `Local` destructor.
+            let b = unsafe { &*buf };
+            match local.push(b, site, kind, || stamp_with(None, extra)) {
+                Ok(()) => return,
+                Err(took) if stamp_first => taken(took),
+                Err(_) => (None, extra),
+            }
+        };
         record_slow(local, site, kind, stamp, extra);
     });
     if recorded.is_err() {
