@@ -80,7 +80,11 @@ COMMANDS
            already imported is skipped with a message. The schema is in
            docs/database.md.
   sql      Run QUERY on DATABASE and print the rows as an aligned table,
-           or as CSV (--csv) or a JSON array of objects (--json).
+           or as CSV (--csv) or a JSON array of objects (--json). QUERY
+           is SQL, or a named query: `span-types` (spans per category and
+           name, with min/mean/max duration in microseconds) or
+           `event-sequences` (the sequences of span names directly under
+           a parent, most common first).
 
 All commands read each FILE as a stream: memory does not grow with its
 size (check keeps what is open; summary also keeps one entry per name;

@@ -610,6 +610,29 @@ impl FileImport<'_> {
     }
 }
 
+/// Named queries `sql` accepts in place of SQL text, after dnpc's: the
+/// kinds of span with their counts and durations, and the most common
+/// sequences of span names directly under a parent.
+pub const CANNED: &[(&str, &str)] = &[
+    (
+        "span-types",
+        "SELECT category, name, COUNT(*) AS spans,
+                SUM(outcome = 'open_at_end') AS open_at_end,
+                MIN(end_ns - start_ns) / 1e3 AS min_us,
+                ROUND(AVG(end_ns - start_ns) / 1e3, 3) AS mean_us,
+                MAX(end_ns - start_ns) / 1e3 AS max_us
+         FROM span GROUP BY category, name ORDER BY spans DESC, category, name",
+    ),
+    (
+        "event-sequences",
+        "SELECT p.name AS parent, c.sequence, COUNT(*) AS times
+         FROM (SELECT parent, group_concat(name, ' > ' ORDER BY start_ns, id) AS sequence
+               FROM span WHERE parent IS NOT NULL GROUP BY parent) c
+         JOIN span p ON p.id = c.parent
+         GROUP BY p.name, c.sequence ORDER BY times DESC, parent, c.sequence",
+    ),
+];
+
 /// How [`query`] prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -622,8 +645,8 @@ pub enum Format {
     Json,
 }
 
-/// Runs `sql` on the existing database at `db` and writes its rows to
-/// `out` in `format`.
+/// Runs `sql` (SQL text, or the name of one of the [`CANNED`] queries) on
+/// the existing database at `db` and writes its rows to `out` in `format`.
 pub fn query(
     db: &Path,
     sql: &str,
@@ -635,6 +658,10 @@ pub fn query(
             path: db.to_path_buf(),
             source,
         })?;
+    let sql = CANNED
+        .iter()
+        .find(|(name, _)| *name == sql)
+        .map_or(sql, |(_, text)| text);
     let failed = |source| DbError::Query {
         sql: sql.to_string(),
         source,
