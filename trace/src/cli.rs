@@ -948,6 +948,51 @@ mod tests {
     }
 
     #[test]
+    fn db_takes_inputs_an_output_a_run_and_labels_in_any_order() {
+        let parsed = parse(args(&[
+            "db",
+            "a.pfw",
+            "--label",
+            "k=v=w",
+            "-o",
+            "x.sqlite",
+            "--run=r",
+            "dir",
+            "--label=n=",
+        ]));
+        assert_eq!(
+            parsed,
+            Ok(Command::Db(DbCommand {
+                inputs: vec![PathBuf::from("a.pfw"), PathBuf::from("dir")],
+                output: Some(PathBuf::from("x.sqlite")),
+                run: Some("r".to_string()),
+                labels: vec![
+                    ("k".to_string(), "v=w".to_string()),
+                    ("n".to_string(), String::new())
+                ],
+            }))
+        );
+        assert!(usage_error(&["db", "a.pfw"]).contains("needs `-o DATABASE`"));
+        assert!(usage_error(&["db", "-o", "x"]).contains("at least one FILE or DIR"));
+        assert!(usage_error(&["db", "a", "-o", "x", "--label", "k"]).contains("KEY=VALUE"));
+        assert!(usage_error(&["db", "a", "-o", "x", "--run"]).contains("needs a value"));
+    }
+
+    #[test]
+    fn sql_takes_a_database_a_query_and_one_format() {
+        assert_eq!(
+            parse(args(&["sql", "--csv", "x.sqlite", "SELECT 1"])),
+            Ok(Command::Sql(SqlCommand {
+                database: PathBuf::from("x.sqlite"),
+                query: "SELECT 1".to_string(),
+                format: Format::Csv,
+            }))
+        );
+        assert!(usage_error(&["sql", "x.sqlite"]).contains("a DATABASE and one QUERY"));
+        assert!(usage_error(&["sql", "x", "q", "--json", "--json"]).contains("more than once"));
+    }
+
+    #[test]
     fn check_options_are_parsed_in_any_position() {
         let parsed = parse(args(&[
             "check",

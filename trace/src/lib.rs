@@ -13,7 +13,7 @@
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has four parts:
+//! The crate has five parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -32,7 +32,12 @@
 //!   process each, checking (and with [`MergeOptions::fix_clocks`]
 //!   correcting) the hosts' clocks against the flows between them. It
 //!   copies each event's text ([`stream_trace_text`]) with a few fields
-//!   rewritten.
+//!   rewritten;
+//! * storing: [`import`] streams traces into one SQLite database (runs and
+//!   their labels, processes, threads, spans with depth and parent,
+//!   instants, flows between spans, counters), skipping files already
+//!   there; [`query`] runs SQL (or a [`CANNED`] query) on it and prints a
+//!   table, CSV or JSON.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
