@@ -13,14 +13,7 @@ fn monitor_counters_are_imported_under_their_host() {
     let app = event("main", "app.c", "B", 300, 300, 2_000_000)
         + &event("main", "app.c", "E", 300, 300, 2_000_500);
     runtime_file(&dir, "beta", "app", 300, &app);
-    write(
-        &dir,
-        "perfflow.monitor.beta.300.pfw",
-        "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"name\":\"perfflow-monitor beta\"}}\n\
-         ,{\"name\":\"perfflow_monitor\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"interval\":\"100ms\"}}\n\
-         ,{\"name\":\"cpu total (%)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":37.5}}\n\
-         ,{\"name\":\"mem used (bytes)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":1048576}}\n]\n",
-    );
+    monitor_file(&dir);
     let db = dir.join("runs.sqlite");
     import(&db, &[path_str(&dir)]);
     let processes = sql(

@@ -16,14 +16,7 @@ fn monitor_counters_land_under_their_host() {
         runtime_file(&dir, host, "app", pid, &text);
     }
     // As perfflow-monitor writes it, with the same pid as an application.
-    write(
-        &dir,
-        "perfflow.monitor.beta.300.pfw",
-        "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"name\":\"perfflow-monitor beta\"}}\n\
-         ,{\"name\":\"perfflow_monitor\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"interval\":\"100ms\"}}\n\
-         ,{\"name\":\"cpu total (%)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":37.5}}\n\
-         ,{\"name\":\"mem used (bytes)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":1048576}}\n]\n",
-    );
+    monitor_file(&dir);
     let merged = dir.join("workflow.pfw");
     merge(&[path_str(&dir), "-o", path_str(&merged)]);
 

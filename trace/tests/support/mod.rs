@@ -203,3 +203,17 @@ pub fn sql(db: &Path, query: &str) -> Vec<String> {
         .map(String::from)
         .collect()
 }
+
+/// The counter trace perfflow-monitor writes for host `beta` as pid 300:
+/// two samples at 2,000,100 µs, `cpu total (%)` 37.5 and
+/// `mem used (bytes)` 1,048,576.
+pub fn monitor_file(dir: &Path) -> PathBuf {
+    write(
+        dir,
+        "perfflow.monitor.beta.300.pfw",
+        "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"name\":\"perfflow-monitor beta\"}}\n\
+         ,{\"name\":\"perfflow_monitor\",\"ph\":\"M\",\"pid\":300,\"tid\":300,\"args\":{\"interval\":\"100ms\"}}\n\
+         ,{\"name\":\"cpu total (%)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":37.5}}\n\
+         ,{\"name\":\"mem used (bytes)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":1048576}}\n]\n",
+    )
+}
