@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfflow_trace::{
-    default_run_name, import, merge, query, stream_trace, trace_files, CheckOptions, Checker,
-    Event, Format, Imported, MergeOptions, Phase, Summarizer,
+    default_run_name, import, input_files, merge, query, stream_trace, trace_files, CheckOptions,
+    Checker, Event, Format, Imported, MergeOptions, Phase, Summarizer,
 };
 
 /// Exit status: everything was valid.
@@ -76,7 +76,8 @@ COMMANDS
   db       Import each FILE (a DIR stands for its perfflow.*.pfw files) into
            the SQLite DATABASE (created if missing) as one run: processes,
            threads, spans with depth and parent, instants, flows between
-           spans, counters. Each run of `db` adds to the DATABASE; a file
+           spans, counters. A perfflow-monitor results DIR (holding
+           metrics/) also adds its metric samples. Each run of `db` adds to the DATABASE; a file
            already imported is skipped with a message. The schema is in
            docs/database.md.
   sql      Run QUERY on DATABASE and print the rows as an aligned table,
@@ -745,7 +746,7 @@ fn run_db(command: &DbCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let Some(output) = &command.output else {
         return EXIT_USAGE;
     };
-    let files = match trace_files(&command.inputs, output) {
+    let files = match input_files(&command.inputs, output) {
         Ok(files) => files,
         Err(error) => {
             say(err, format_args!("perfflow-trace: db: {error}"));
@@ -772,6 +773,10 @@ fn run_db(command: &DbCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
                             path.display(),
                             if truncated { " (cut short)" } else { "" }
                         ),
+                    ),
+                    Imported::Metrics { path, samples } => say(
+                        out,
+                        format_args!("{}: {samples} metric samples into run {run}", path.display()),
                     ),
                     Imported::Skipped { path, as_path, run } => say(
                         err,

@@ -25,9 +25,11 @@ use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
+use perfflow_monitor::report::input::{parse_group, GROUPS};
+
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
-use crate::merge::{identify, Facts, Process};
+use crate::merge::{identify, trace_files, Facts, MergeError, Process};
 use crate::read::stream_trace;
 use crate::spans::{Matched, Matcher, Mismatch, Seen};
 
@@ -68,6 +70,10 @@ CREATE TABLE IF NOT EXISTS flow (
     from_span INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, from_ns INTEGER,
     to_span INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, to_ns INTEGER);
 CREATE INDEX IF NOT EXISTS flow_by_key ON flow(run, category, flow_id);
+CREATE TABLE IF NOT EXISTS metric (
+    run INTEGER NOT NULL REFERENCES run(id), file INTEGER NOT NULL REFERENCES source_file(id),
+    host TEXT NOT NULL, metric_group TEXT NOT NULL, series TEXT NOT NULL, unit TEXT,
+    ts_ns INTEGER NOT NULL, value REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS counter (
     process INTEGER NOT NULL REFERENCES process(id), track TEXT NOT NULL,
     series TEXT NOT NULL, ts_ns INTEGER NOT NULL, value REAL);
@@ -88,6 +94,8 @@ pub enum DbError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A metric file of perfflow-monitor that cannot be read.
+    Metrics { path: PathBuf, problem: String },
     /// A query SQLite rejected.
     Query {
         sql: String,
@@ -107,6 +115,13 @@ impl fmt::Display for DbError {
             }
             DbError::Trace(error) => write!(f, "{error}"),
             DbError::Input { path, source } => write!(f, "{}: {source}", path.display()),
+            DbError::Metrics { path, problem } => {
+                write!(
+                    f,
+                    "{}: not a perfflow-monitor metric file: {problem}",
+                    path.display()
+                )
+            }
             DbError::Query { sql, source } => write!(f, "query `{sql}` failed: {source}"),
         }
     }
@@ -124,6 +139,8 @@ pub enum Imported {
         spans: u64,
         truncated: bool,
     },
+    /// A metric group file of perfflow-monitor: samples written.
+    Metrics { path: PathBuf, samples: u64 },
     /// Already in the database (as `as_path`, in run `run`): skipped.
     Skipped {
         path: PathBuf,
@@ -179,7 +196,17 @@ pub fn import(
             Some(id) => id,
             None => *run_id.insert(make_run(&tx, run, labels).map_err(database)?),
         };
-        let imported = import_file(&tx, db, run_id, path, size, &digest)?;
+        let new = NewFile {
+            db,
+            run: run_id,
+            path,
+            size,
+            digest: &digest,
+        };
+        let imported = match metric_group(path) {
+            Some(group) => import_metrics(&tx, &new, group)?,
+            None => import_file(&tx, &new)?,
+        };
         tx.commit().map_err(database)?;
         done.push(imported);
     }
@@ -192,7 +219,9 @@ pub fn import(
                        WHERE p.run = ?1),
            end_ns = (SELECT MAX(COALESCE(s.end_ns, s.start_ns)) FROM span s
                      JOIN process p ON p.id = s.process WHERE p.run = ?1),
-           host_count = (SELECT COUNT(DISTINCT host) FROM process WHERE run = ?1)
+           host_count = (SELECT COUNT(DISTINCT host) FROM
+                           (SELECT host FROM process WHERE run = ?1
+                            UNION SELECT host FROM metric WHERE run = ?1))
          WHERE id = ?1",
         [run_id],
     )
@@ -242,6 +271,130 @@ fn fingerprint(path: &Path) -> Result<(u64, String), DbError> {
     Ok((size, format!("{hash:016x}")))
 }
 
+/// A file about to be imported into run `run` of the database at `db`.
+struct NewFile<'a> {
+    db: &'a Path,
+    run: i64,
+    path: &'a Path,
+    size: u64,
+    digest: &'a str,
+}
+
+impl NewFile<'_> {
+    fn error(&self, source: rusqlite::Error) -> DbError {
+        DbError::Database {
+            path: self.db.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Records the file in `source_file` (its counts filled in later) and
+    /// returns its id.
+    fn add(&self, tx: &Transaction<'_>) -> Result<i64, DbError> {
+        tx.execute(
+            "INSERT INTO source_file (run, path, size, digest, events, truncated)
+             VALUES (?1, ?2, ?3, ?4, 0, 0)",
+            params![
+                self.run,
+                self.path.to_string_lossy(),
+                self.size as i64,
+                self.digest
+            ],
+        )
+        .map_err(|source| self.error(source))?;
+        Ok(tx.last_insert_rowid())
+    }
+}
+
+/// The files `db` imports for `paths`: a trace file as given; a directory
+/// holding a `metrics` directory of perfflow-monitor (or that directory
+/// itself) as the metric group files in it and the `perfflow.*.pfw` files
+/// beside it; any other directory as its `perfflow.*.pfw` files.
+pub fn input_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, MergeError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let metrics = if path.join("metrics").is_dir() {
+            path.join("metrics")
+        } else if path.is_dir() && path.file_name().is_some_and(|name| name == "metrics") {
+            path.clone()
+        } else {
+            files.extend(trace_files(std::slice::from_ref(path), output)?);
+            continue;
+        };
+        let groups: Vec<PathBuf> = GROUPS
+            .iter()
+            .map(|group| metrics.join(format!("{group}.json")))
+            .filter(|file| file.is_file())
+            .collect();
+        let traces = match trace_files(std::slice::from_ref(path), output) {
+            Err(MergeError::NoTraces { .. }) if !groups.is_empty() => Vec::new(),
+            other => other?,
+        };
+        files.extend(groups);
+        files.extend(traces);
+    }
+    Ok(files)
+}
+
+/// The metric group a file `metrics/<group>.json` holds.
+fn metric_group(path: &Path) -> Option<&'static str> {
+    let parent = path.parent()?.file_name()?;
+    let stem = path.file_stem()?.to_str()?;
+    let is_json = path.extension().is_some_and(|ext| ext == "json");
+    (parent == "metrics" && is_json)
+        .then(|| GROUPS.iter().copied().find(|group| *group == stem))
+        .flatten()
+}
+
+/// Imports the metric group file at `path`: one `metric` row per sample
+/// with a value (missing samples are left out).
+fn import_metrics(tx: &Transaction<'_>, new: &NewFile, group: &str) -> Result<Imported, DbError> {
+    let (run, path) = (new.run, new.path);
+    let database = |source| new.error(source);
+    let text = std::fs::read_to_string(path).map_err(|source| DbError::Input {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let parsed = parse_group(group, &text).map_err(|problem| DbError::Metrics {
+        path: path.to_path_buf(),
+        problem,
+    })?;
+    let file = new.add(tx)?;
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO metric (run, file, host, metric_group, series, unit, ts_ns, value)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .map_err(database)?;
+    let mut samples = 0u64;
+    for host in &parsed.hosts {
+        for (series, values) in &host.series {
+            let unit = parsed.unit(series);
+            for (ts, value) in host.time_stamps.iter().zip(values) {
+                let Some(value) = value else { continue };
+                // Seconds as an f64 resolve about 0.24 µs at present-day
+                // times: keep whole microseconds.
+                let ts_ns = (ts * 1e6).round() as i64 * 1000;
+                insert
+                    .execute(params![
+                        run, file, host.host, group, series, unit, ts_ns, value
+                    ])
+                    .map_err(database)?;
+                samples += 1;
+            }
+        }
+    }
+    tx.execute(
+        "UPDATE source_file SET events = ?2 WHERE id = ?1",
+        params![file, samples as i64],
+    )
+    .map_err(database)?;
+    Ok(Imported::Metrics {
+        path: path.to_path_buf(),
+        samples,
+    })
+}
+
 /// A span begun and not yet written: its row id is chosen at the begin so
 /// that spans inside it can name it as their parent.
 struct Open {
@@ -269,25 +422,10 @@ struct FileImport<'a> {
     spans: u64,
 }
 
-fn import_file(
-    tx: &Transaction<'_>,
-    db: &Path,
-    run: i64,
-    path: &Path,
-    size: u64,
-    digest: &str,
-) -> Result<Imported, DbError> {
-    let database = |source| DbError::Database {
-        path: db.to_path_buf(),
-        source,
-    };
-    tx.execute(
-        "INSERT INTO source_file (run, path, size, digest, events, truncated)
-         VALUES (?1, ?2, ?3, ?4, 0, 0)",
-        params![run, path.to_string_lossy(), size as i64, digest],
-    )
-    .map_err(database)?;
-    let file = tx.last_insert_rowid();
+fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError> {
+    let (run, path) = (new.run, new.path);
+    let database = |source| new.error(source);
+    let file = new.add(tx)?;
     let next_span: i64 = tx
         .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM span", [], |row| {
             row.get(0)

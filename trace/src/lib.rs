@@ -75,7 +75,7 @@ mod spans;
 mod summary;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
-pub use db::{default_run_name, import, query, DbError, Format, Imported, CANNED};
+pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
 pub use merge::{
