@@ -32,29 +32,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [ $tests -eq 1 ] && ! python3 -c 'import pyarrow' 2>/dev/null; then
-  echo "perfflow: installing pyarrow for the tests"
-  # Debian's own Python refuses pip installs unless told (PEP 668).
-  python3 -m pip install --quiet pyarrow 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages pyarrow
-fi
-if [ $tests -eq 1 ] && ! python3 -c 'import pytest' 2>/dev/null; then
-  echo "perfflow: installing pytest for the tests"
-  python3 -m pip install --quiet pytest 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages pytest
-fi
-if [ $tests -eq 1 ] && ! command -v maturin >/dev/null; then
-  # Builds the Python wheel in the CMake build (one binary wheel).
-  echo "perfflow: installing maturin for the tests"
-  python3 -m pip install --quiet maturin 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages maturin
-fi
-if [ $tests -eq 1 ] && ! python3 -c 'import parsl' 2>/dev/null; then
-  # Wheels only: about 5 s to install.
-  echo "perfflow: installing parsl for the tests"
-  python3 -m pip install --quiet parsl 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages parsl
-fi
+# Installs a PyPI package for the tests unless `check` (a shell command)
+# says it is there. Debian's own Python refuses pip installs unless told
+# (PEP 668).
+pip_for_tests() {
+  local package=$1 why=$2 check=$3
+  [ $tests -eq 1 ] || return 0
+  eval "$check" >/dev/null 2>&1 && return 0
+  echo "perfflow: installing $package for the tests ($why)"
+  python3 -m pip install --quiet "$package" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "$package"
+}
+pip_for_tests pyarrow "reads the monitor's Parquet exports" "python3 -c 'import pyarrow'"
+pip_for_tests pytest "runs the Python package's tests" "python3 -c 'import pytest'"
+pip_for_tests maturin "builds the Python wheel in the CMake build" "command -v maturin"
+pip_for_tests parsl "the Parsl workflow example; wheels only, about 5 s" "python3 -c 'import parsl'"
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
