@@ -44,6 +44,8 @@ pip_for_tests() {
     || python3 -m pip install --quiet --break-system-packages "$package"
 }
 pip_for_tests pyarrow "reads the monitor's Parquet exports" "python3 -c 'import pyarrow'"
+pip_for_tests duckdb "queries perfflow-trace's Parquet export" "python3 -c 'import duckdb'"
+pip_for_tests pandas "reads the monitor's exports in every format" "python3 -c 'import pandas'"
 pip_for_tests pytest "runs the Python package's tests" "python3 -c 'import pytest'"
 pip_for_tests maturin "builds the Python wheel in the CMake build" "command -v maturin"
 pip_for_tests parsl "the Parsl workflow example; wheels only, about 5 s" "python3 -c 'import parsl'"

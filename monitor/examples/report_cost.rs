@@ -94,7 +94,7 @@ fn main() {
         HOSTS.len() * SAMPLES,
         size(&dir.join("metrics/cpu_metrics.json"))
     );
-    for format in [ExportFormat::Csv, ExportFormat::Json, ExportFormat::Parquet] {
+    for format in ExportFormat::ALL {
         let t = Instant::now();
         let files = export(&dir, &[format]).unwrap();
         println!(

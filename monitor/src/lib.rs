@@ -46,6 +46,7 @@
 pub mod cli;
 pub mod duration;
 pub mod error;
+pub mod export;
 pub mod fd;
 pub mod groups;
 pub mod metadata;

@@ -196,7 +196,7 @@ fn exports_hold_the_samples(out: &Path, samples: usize, max_cpu: f64) {
     let csv = std::fs::read_to_string(out.join("cpu_metrics.csv")).expect("CSV export");
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header[..2], ["host", "time_stamp [s]"]);
+    assert_eq!(header[..2], ["Host", "Timestamps"]);
     let col = header.iter().position(|h| *h == CPU).expect("CPU column");
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), samples, "CSV rows");
@@ -215,7 +215,7 @@ fn exports_hold_the_samples(out: &Path, samples: usize, max_cpu: f64) {
     let records = read_json(&out.join("cpu_metrics.records.json"));
     let records = records.as_array().expect("records");
     assert_eq!(records.len(), samples, "records");
-    assert!(records.iter().all(|r| r["host"] == "e2e"));
+    assert!(records.iter().all(|r| r["Host"] == "e2e"));
     let json_max = records
         .iter()
         .filter_map(|r| r[CPU].as_f64())
@@ -228,7 +228,7 @@ fn exports_hold_the_samples(out: &Path, samples: usize, max_cpu: f64) {
             "import sys, pyarrow.parquet as pq\n\
              t = pq.read_table(sys.argv[1])\n\
              c = [v for v in t.column(sys.argv[2]).to_pylist() if v is not None]\n\
-             print(t.num_rows, max(c), set(t.column('host').to_pylist()) == {'e2e'})",
+             print(t.num_rows, max(c), set(t.column('Host').to_pylist()) == {'e2e'})",
         )
         .arg(out.join("cpu_metrics.parquet"))
         .arg(CPU)

@@ -160,17 +160,24 @@ fn exports_take_several_values_and_commas() {
 }
 
 #[test]
-fn perfmons_other_export_formats_are_refused_pointing_to_parquet() {
-    for f in ["hdf5", "pickle", "feather", "orc"] {
-        let e = refusal(&["-e", "csv", f]);
-        assert!(
-            e.contains(f) && e.contains("not supported") && e.contains("parquet"),
-            "{e}"
-        );
-    }
+fn perfmons_export_formats_are_taken_and_hdf5_is_refused_pointing_to_parquet() {
+    assert_eq!(
+        config(&["-e", "pickle,feather", "orc", "CSV"]).exports,
+        vec![
+            ExportFormat::Pickle,
+            ExportFormat::Feather,
+            ExportFormat::Orc,
+            ExportFormat::Csv
+        ]
+    );
+    let e = refusal(&["-e", "csv", "hdf5"]);
+    assert!(
+        e.contains("hdf5") && e.contains("not supported") && e.contains("parquet"),
+        "{e}"
+    );
     let e = refusal(&["-e", "xlsx"]);
     assert!(
-        e.contains("`xlsx`") && e.contains("csv, json or parquet"),
+        e.contains("`xlsx`") && e.contains("csv, json, parquet, feather, orc, pickle"),
         "{e}"
     );
 }
@@ -215,7 +222,7 @@ fn merge_takes_one_directory_and_optionally_exports_and_a_report() {
     );
     assert!(refusal(&["merge"]).contains("merge"));
     assert!(refusal(&["merge", "/r", "extra"]).contains("`extra`"));
-    assert!(refusal(&["merge", "/r", "-e", "orc"]).contains("not supported"));
+    assert!(refusal(&["merge", "/r", "-e", "hdf5"]).contains("not supported"));
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! The Parquet export read by an independent reader: Apache Arrow's
-//! `pyarrow.parquet`. Needs `python3` with `pyarrow` (`pip install
-//! pyarrow`); without it the test fails and says so.
+//! `pyarrow.parquet`, which also reports how it is encoded (zstd,
+//! dictionary, statistics, a timestamp column). Needs `python3` with
+//! `pyarrow` (`pip install pyarrow`); without it the test fails and says
+//! so.
 
 mod job_dir;
 
 use std::process::Command;
 
-use perfflow_monitor::report::{export, ExportFormat};
+use perfflow_monitor::export::{export, ExportFormat};
 use serde_json::{json, Value};
 
 const READER: &str = r#"
@@ -18,7 +20,13 @@ print(json.dumps({
     "num_row_groups": f.metadata.num_row_groups,
     "types": {field.name: str(field.type) for field in t.schema},
     "nullable": {field.name: field.nullable for field in t.schema},
-    "columns": t.to_pydict(),
+    "compression": sorted({f.metadata.row_group(0).column(i).compression
+                           for i in range(f.metadata.num_columns)}),
+    "dictionary": f.metadata.row_group(0).column(0).has_dictionary_page,
+    "statistics": all(f.metadata.row_group(0).column(i).is_stats_set
+                      for i in range(f.metadata.num_columns)),
+    "time": [str(v) for v in t.column("Time").to_pylist()],
+    "columns": t.drop_columns(["Time"]).to_pydict(),
 }))
 "#;
 
@@ -49,22 +57,29 @@ fn pyarrow_reads_the_cpu_table_with_strings_doubles_and_nulls() {
     export(dir.path(), &[ExportFormat::Parquet]).unwrap();
     let read = read_with_pyarrow(&dir.path().join("cpu_metrics.parquet"));
     assert_eq!(read["num_row_groups"], 1);
-    assert_eq!(read["types"]["host"], "string");
-    assert_eq!(read["nullable"]["host"], false);
+    assert_eq!(read["types"]["Host"], "string");
+    assert_eq!(read["nullable"]["Host"], false);
+    assert_eq!(read["types"]["Timestamps"], "double");
+    assert_eq!(read["types"]["Time"], "timestamp[ns, tz=UTC]");
+    assert_eq!(read["compression"], json!(["ZSTD"]));
+    assert_eq!(read["dictionary"], true);
+    assert_eq!(read["statistics"], true);
+    assert_eq!(read["time"][1], "2025-11-21 04:40:01+00:00");
+    assert_eq!(read["time"][3], "2025-11-21 04:40:00.250000+00:00");
     assert_eq!(read["types"]["cpu_percent [%]"], "double");
     assert_eq!(read["nullable"]["cpu_percent [%]"], true);
     let t = 1_763_700_000.0;
     assert_eq!(
         read["columns"],
         json!({
-            "host": ["nodeA", "nodeA", "nodeA", "nodeB", "nodeB", "nodeB"],
-            "time_stamp [s]": [t, t + 1.0, t + 2.0, t + 0.25, t + 1.25, t + 2.25],
+            "Host": ["nodeA", "nodeA", "nodeA", "nodeB", "nodeB", "nodeB"],
+            "Timestamps": [t, t + 1.0, t + 2.0, t + 0.25, t + 1.25, t + 2.25],
             "cpu_percent [%]": [10.0, 20.5, null, 5.0, 6.0, null],
             "idle": [0.0, 0.0, 0.0, null, null, null],
             "memory_rss [bytes]": [1000.0, 2000.0, 3000.0, 10.0, 20.0, 30.0],
             "only_b [count, \"raw\"]": [null, null, null, 1.0, 2.0, 3.0],
-            "rapl_powercap.dram-0 [W]": [1.0, 2.0, 3.0, null, null, null],
-            "rapl_powercap.package-0 [W]": [50.5, 60.0, 70.0, null, null, null]
+            "RAPL dram 0 [W]": [1.0, 2.0, 3.0, null, null, null],
+            "RAPL package 0 [W]": [50.5, 60.0, 70.0, null, null, null]
         })
     );
 }

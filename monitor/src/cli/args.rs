@@ -131,24 +131,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(msg.into()))
 }
 
-/// Formats perfmon accepted that this monitor does not write.
-const UNSUPPORTED_EXPORTS: [&str; 4] = ["hdf5", "pickle", "feather", "orc"];
-
 /// Parses one export format name.
 pub fn parse_export(flag: &str, text: &str) -> Result<ExportFormat, UsageError> {
-    let t = text.trim().to_ascii_lowercase();
-    match t.as_str() {
-        "csv" => Ok(ExportFormat::Csv),
-        "json" => Ok(ExportFormat::Json),
-        "parquet" => Ok(ExportFormat::Parquet),
-        _ if UNSUPPORTED_EXPORTS.contains(&t.as_str()) => err(format!(
-            "{flag}: export format `{text}` is not supported (perfmon wrote it; \
-             use parquet, which pandas and pyarrow read, or csv or json)"
-        )),
-        _ => err(format!(
-            "{flag}: unknown export format `{text}`; expected csv, json or parquet"
-        )),
-    }
+    text.parse().or_else(|e| err(format!("{flag}: {e}")))
 }
 
 /// The longest interval the monitor accepts for `-i` and `-c`: a week.
@@ -418,7 +403,7 @@ OPTIONS:
     -c, --check-point TIME    time between writes of the node's data to
                               disk (default 900)
     -r, --gen-report          make plots and a report after the run
-    -e, --export FMT...       export to csv, json and/or parquet
+    -e, --export FMT...       export to csv, json, parquet, feather, orc and/or pickle
         --system NAME         metadata: system name
         --partition NAME      metadata: partition
         --env NAME            metadata: environment

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use super::chart::{self, Chart, Line};
 use super::input::MetricGroup;
 use super::png;
-use super::table::header;
+use crate::export::table::header;
 
 /// The largest host count for which per-host plots are drawn.
 pub const PER_HOST_MAX: usize = 8;
