@@ -69,6 +69,7 @@ mod check;
 mod db;
 mod error;
 mod event;
+mod export;
 mod merge;
 mod read;
 mod spans;
@@ -78,6 +79,7 @@ pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
+pub use export::{export, export_parquet, ExportError, ExportOptions, Exported};
 pub use merge::{
     merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
 };
