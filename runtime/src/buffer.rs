@@ -555,10 +555,12 @@ impl Config {
                 let exe = process_name();
                 w.process_name(pid, &exe);
                 let rank = process_info::rank_from(|name| std::env::var(name).ok());
+                let command = process_info::command_line(std::env::args_os());
                 let about = process_info::metadata(
                     &self.hostname,
                     &exe,
                     rank,
+                    &command,
                     &self.epoch,
                     process_info::clock_error(),
                 );

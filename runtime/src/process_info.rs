@@ -3,10 +3,13 @@
 //!
 //! ```text
 //! {"name":"perfflow_process","ph":"M","pid":7,"tid":7,"args":{"host":"node1","exe":"solver","rank":3,
+//!  "command":["./solver","-n","64"],
 //!  "clock":{"realtime_ns":1763700000123456789,"monotonic_ns":5123456789,"esterror_us":16,"maxerror_us":250,"synchronized":true}}}
 //! ```
 //!
 //! `rank` is the MPI rank the launcher exported (absent when none did);
+//! `command` is the program's command line, bounded by [`command_line`]
+//! (`"command_cut":true` follows when words were left out or shortened);
 //! `clock` pairs the monotonic clock the events are stamped with and the
 //! wall clock their `ts` is converted to, and gives the kernel's estimate
 //! of the wall clock's error (`adjtimex`: `esterror`, `maxerror` in µs,
@@ -34,6 +37,40 @@ pub fn rank_from(var: impl Fn(&str) -> Option<String>) -> Option<u64> {
         .iter()
         .filter_map(|name| var(name))
         .find_map(|value| value.trim().parse().ok())
+}
+
+/// At most this many words of the command line are recorded.
+pub const COMMAND_WORDS: usize = 64;
+/// At most this many bytes of the command line are recorded, all words
+/// together.
+pub const COMMAND_BYTES: usize = 4096;
+
+/// The command line `args`, bounded: at most [`COMMAND_WORDS`] words and
+/// [`COMMAND_BYTES`] bytes, a word cut at a character boundary where the
+/// bytes run out; words that are not UTF-8 are converted lossily. The flag
+/// says whether anything was left out or cut.
+pub fn command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> (Vec<String>, bool) {
+    let mut words = Vec::new();
+    let mut left = COMMAND_BYTES;
+    let mut cut = false;
+    for arg in args {
+        if words.len() == COMMAND_WORDS || left == 0 {
+            cut = true;
+            break;
+        }
+        let word = arg.to_string_lossy();
+        let mut end = word.len().min(left);
+        while !word.is_char_boundary(end) {
+            end -= 1;
+        }
+        left -= end;
+        words.push(word[..end].to_string());
+        if end < word.len() {
+            cut = true;
+            break;
+        }
+    }
+    (words, cut)
 }
 
 /// The kernel's estimate of the wall clock's error.
@@ -68,6 +105,7 @@ pub fn metadata(
     host: &str,
     exe: &str,
     rank: Option<u64>,
+    command: &(Vec<String>, bool),
     epoch: &Epoch,
     error: Option<ClockError>,
 ) -> String {
@@ -84,6 +122,10 @@ pub fn metadata(
     args.insert("exe".into(), json!(exe));
     if let Some(rank) = rank {
         args.insert("rank".into(), json!(rank));
+    }
+    args.insert("command".into(), json!(command.0));
+    if command.1 {
+        args.insert("command_cut".into(), json!(true));
     }
     args.insert("clock".into(), Value::Object(clock));
     Value::Object(args).to_string()
@@ -128,17 +170,48 @@ mod tests {
             maxerror_us: 250,
             synchronized: true,
         };
-        let text = metadata("n\"1", "app", Some(4), &Epoch::new(10, 20), Some(error));
+        let command = (vec!["./app".to_string(), "-n".to_string()], false);
+        let text = metadata(
+            "n\"1",
+            "app",
+            Some(4),
+            &command,
+            &Epoch::new(10, 20),
+            Some(error),
+        );
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             value,
-            json!({"host": "n\"1", "exe": "app", "rank": 4, "clock": {"realtime_ns": 20,
-                "monotonic_ns": 10, "esterror_us": 16, "maxerror_us": 250, "synchronized": true}})
+            json!({"host": "n\"1", "exe": "app", "rank": 4, "command": ["./app", "-n"],
+                "clock": {"realtime_ns": 20, "monotonic_ns": 10, "esterror_us": 16,
+                "maxerror_us": 250, "synchronized": true}})
         );
-        let text = metadata("n", "app", None, &Epoch::new(1, 2), None);
+        let text = metadata("n", "app", None, &(vec![], true), &Epoch::new(1, 2), None);
         assert_eq!(
             text,
-            r#"{"clock":{"monotonic_ns":1,"realtime_ns":2},"exe":"app","host":"n"}"#
+            r#"{"clock":{"monotonic_ns":1,"realtime_ns":2},"command":[],"command_cut":true,"exe":"app","host":"n"}"#
         );
+    }
+
+    #[test]
+    fn the_command_line_is_bounded_in_words_and_bytes() {
+        let args = |words: &[&str]| words.iter().map(|w| w.into()).collect::<Vec<_>>();
+        assert_eq!(
+            command_line(args(&["./app", "-n", "4"])),
+            (vec!["./app".into(), "-n".into(), "4".into()], false)
+        );
+        let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let (words, cut) = command_line(many.iter().map(|w| w.into()));
+        assert_eq!((words.len(), cut), (COMMAND_WORDS, true));
+        let long = "é".repeat(COMMAND_BYTES);
+        let (words, cut) = command_line(args(&["./app", &long, "next"]));
+        assert!(cut);
+        assert_eq!(words.len(), 2);
+        let bytes = words[0].len() + words[1].len();
+        assert!(
+            bytes <= COMMAND_BYTES && bytes + 1 >= COMMAND_BYTES,
+            "{bytes}"
+        );
+        assert!(words[1].chars().all(|c| c == 'é'));
     }
 }

@@ -1,6 +1,6 @@
 //! The opening of every trace holds a `perfflow_process` metadata event:
-//! the host, the executable, the MPI rank from the first rank variable a
-//! launcher set, the pairing of the monotonic and wall clocks the events
+//! the host, the executable, its command line, the MPI rank from the first
+//! rank variable a launcher set, the pairing of the monotonic and wall clocks the events
 //! were converted with, and the kernel's clock error estimate. These name
 //! processes and align hosts when `perfflow-trace merge` puts many
 //! processes on one timeline.
@@ -10,11 +10,13 @@ mod support;
 use perfflow_runtime::process_info::RANK_VARIABLES;
 use support::*;
 
-/// Runs `e2e_fib` with the rank variables `ranks` and returns its
-/// `perfflow_process` args, the printed host and the first event's time.
-fn opening(test: &str, ranks: &[(&str, &str)]) -> (serde_json::Value, String, u64) {
+/// Runs `e2e_fib` with the rank variables `ranks` and the arguments
+/// `words`, and returns its `perfflow_process` args, the printed host and
+/// the first event's time.
+fn opening(test: &str, ranks: &[(&str, &str)], words: &[&str]) -> (serde_json::Value, String, u64) {
     let scratch = Scratch::new(test);
     let mut cmd = command(&program("e2e_fib"), &scratch.path);
+    cmd.args(words);
     for var in RANK_VARIABLES {
         cmd.env_remove(var);
     }
@@ -47,6 +49,7 @@ fn the_trace_opening_names_the_host_executable_rank_and_clock() {
             ("PMI_RANK", "3"),
             ("FLUX_TASK_RANK", "9"),
         ],
+        &["two words", "-x"],
     );
     assert_eq!(args["host"], host.as_str());
     assert_eq!(args["exe"], "e2e_fib");
@@ -54,6 +57,11 @@ fn the_trace_opening_names_the_host_executable_rank_and_clock() {
         args["rank"], 3,
         "PMI_RANK comes before SLURM_PROCID: {args}"
     );
+    let command = args["command"].as_array().expect("command");
+    assert_eq!(command.len(), 3, "{args}");
+    assert!(command[0].as_str().unwrap().ends_with("e2e_fib"), "{args}");
+    assert_eq!(command[1..], ["two words", "-x"]);
+    assert!(args.get("command_cut").is_none(), "{args}");
 
     let clock = &args["clock"];
     let real0 = clock["realtime_ns"].as_u64().expect("realtime_ns");
@@ -68,7 +76,7 @@ fn the_trace_opening_names_the_host_executable_rank_and_clock() {
 
 #[test]
 fn a_process_without_a_launcher_has_no_rank() {
-    let (args, _, _) = opening("no_rank", &[("PMIX_RANK", "not-a-rank")]);
+    let (args, _, _) = opening("no_rank", &[("PMIX_RANK", "not-a-rank")], &[]);
     assert!(args.get("rank").is_none(), "{args}");
     assert_eq!(args["exe"], "e2e_fib");
 }
