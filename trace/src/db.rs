@@ -36,7 +36,7 @@ use crate::spans::{Matched, Matcher, Mismatch, Seen};
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS run (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    start_ns INTEGER, end_ns INTEGER, host_count INTEGER NOT NULL DEFAULT 0);
+    start_ns INTEGER, end_ns INTEGER, host_count INTEGER NOT NULL DEFAULT 0, command TEXT);
 CREATE TABLE IF NOT EXISTS run_label (
     run INTEGER NOT NULL REFERENCES run(id), key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (run, key));
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS process (
     id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES run(id),
     file INTEGER NOT NULL REFERENCES source_file(id),
     host TEXT NOT NULL, pid INTEGER NOT NULL, rank INTEGER, exe TEXT NOT NULL,
-    monitor INTEGER NOT NULL DEFAULT 0);
+    monitor INTEGER NOT NULL DEFAULT 0, command TEXT);
 CREATE TABLE IF NOT EXISTS thread (
     id INTEGER PRIMARY KEY, process INTEGER NOT NULL REFERENCES process(id),
     tid INTEGER NOT NULL, name TEXT);
@@ -168,6 +168,7 @@ pub fn import(
     conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
         .map_err(database)?;
     conn.execute_batch(SCHEMA).map_err(database)?;
+    add_columns(&conn).map_err(database)?;
     // The run is made, and labelled, with its first new file, so that a
     // command whose files are all imported already changes nothing.
     let mut run_id = None;
@@ -221,12 +222,36 @@ pub fn import(
                      JOIN process p ON p.id = s.process WHERE p.run = ?1),
            host_count = (SELECT COUNT(DISTINCT host) FROM
                            (SELECT host FROM process WHERE run = ?1
-                            UNION SELECT host FROM metric WHERE run = ?1))
+                            UNION SELECT host FROM metric WHERE run = ?1)),
+           command = COALESCE(command, (SELECT command FROM process
+                                        WHERE run = ?1 AND command IS NOT NULL
+                                        ORDER BY id LIMIT 1))
          WHERE id = ?1",
         [run_id],
     )
     .map_err(database)?;
     Ok(done)
+}
+
+/// Columns added to the schema after its first release, as (table,
+/// column, declaration): added to a database made before them.
+const ADDED_COLUMNS: &[(&str, &str, &str)] =
+    &[("run", "command", "TEXT"), ("process", "command", "TEXT")];
+
+fn add_columns(conn: &Connection) -> Sql<()> {
+    for (table, column, declaration) in ADDED_COLUMNS {
+        let present: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"),
+            [column],
+            |row| row.get(0),
+        )?;
+        if present == 0 {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {column} {declaration}"
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 /// The id of run `name`, made if new, with `labels` set.
@@ -415,6 +440,8 @@ struct FileImport<'a> {
     pids: HashMap<i64, (i64, usize)>,
     processes: Vec<Process>,
     facts: HashMap<i64, Facts>,
+    /// The command line of each pid, as the JSON array the runtime wrote.
+    commands: HashMap<i64, String>,
     threads: HashMap<(i64, i64), i64>,
     /// Open `B`s by their position in the file.
     open: HashMap<usize, Open>,
@@ -440,6 +467,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         pids: HashMap::new(),
         processes: Vec::new(),
         facts: HashMap::new(),
+        commands: HashMap::new(),
         threads: HashMap::new(),
         open: HashMap::new(),
         matcher: Matcher::default(),
@@ -473,16 +501,18 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         .collect();
     let facts = std::mem::take(&mut state.facts);
     identify(&mut state.processes, &indexes, facts, path, &info);
-    for (row, at) in state.pids.values() {
+    for (pid, (row, at)) in &state.pids {
         let process = &state.processes[*at];
         tx.execute(
-            "UPDATE process SET host = ?2, exe = ?3, rank = ?4, monitor = ?5 WHERE id = ?1",
+            "UPDATE process SET host = ?2, exe = ?3, rank = ?4, monitor = ?5, command = ?6
+             WHERE id = ?1",
             params![
                 row,
                 process.host,
                 process.exe,
                 process.rank.map(|rank| rank as i64),
-                process.monitor
+                process.monitor,
+                state.commands.get(pid)
             ],
         )
         .map_err(database)?;
@@ -510,6 +540,11 @@ impl FileImport<'_> {
         let process = self.process(pid)?;
         if event.is_metadata() {
             self.facts.entry(pid).or_default().learn(event);
+            if event.name.as_deref() == Some("perfflow_process") {
+                if let Some(words @ Value::Array(_)) = event.args.get("command") {
+                    self.commands.insert(pid, words.to_string());
+                }
+            }
             if event.name.as_deref() == Some("thread_name") {
                 if let (Some(tid), Some(name)) =
                     (event.tid, event.args.get("name").and_then(Value::as_str))
@@ -836,11 +871,33 @@ pub fn query(
     };
     match format {
         Format::Json => {
-            let objects: Vec<Value> = cells
-                .into_iter()
-                .map(|row| Value::Object(columns.iter().cloned().zip(row).collect()))
-                .collect();
-            write(out, Value::Array(objects).to_string());
+            // Written by hand to keep the query's column order (a JSON map
+            // would sort the keys); a name the query repeats gets `:2`,
+            // `:3`, ... so that no column is lost.
+            let mut keys: Vec<String> = Vec::with_capacity(columns.len());
+            for (at, name) in columns.iter().enumerate() {
+                let seen = columns[..at].iter().filter(|c| *c == name).count();
+                let key = match seen {
+                    0 => name.clone(),
+                    n => format!("{name}:{}", n + 1),
+                };
+                keys.push(Value::from(key).to_string());
+            }
+            let mut text = String::from("[");
+            for (n, row) in cells.iter().enumerate() {
+                text.push_str(if n == 0 { "{" } else { ",{" });
+                for (at, (key, value)) in keys.iter().zip(row).enumerate() {
+                    if at > 0 {
+                        text.push(',');
+                    }
+                    text.push_str(key);
+                    text.push(':');
+                    text.push_str(&value.to_string());
+                }
+                text.push('}');
+            }
+            text.push(']');
+            write(out, text);
         }
         Format::Csv => {
             let field = |s: String| {
