@@ -160,8 +160,15 @@ fn parquet_export_answers_as_the_database_in_pyarrow_and_duckdb() {
     }
 
     let out = dir.join("parquet");
-    let exported =
-        perfflow_trace::export(&[db.clone()], &out, &Default::default()).expect("export");
+    let output = perfflow_trace(&["export", "--parquet", path_str(&out), path_str(&db)]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("span: 10 rows in 2 files"),
+        "{}",
+        text(&output.stdout)
+    );
+    let exported = perfflow_trace::export(&[db.clone()], &dir.join("again"), &Default::default())
+        .expect("export");
     let read = read_back(&out);
 
     // Rows per table: the database's, in both pyarrow and the report.
@@ -248,7 +255,35 @@ fn parquet_export_answers_as_the_database_in_pyarrow_and_duckdb() {
     assert!(!files.iter().any(|f| f.starts_with("span/run=second")));
 
     // A second export into the same, now full, directory is refused.
-    let again = perfflow_trace::export(&[db], &out, &Default::default());
-    assert!(again.unwrap_err().to_string().contains("not empty"));
+    let again = perfflow_trace(&["export", "--parquet", path_str(&out), path_str(&db)]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("not empty"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    // Traces given directly are imported on the way, and the temporary
+    // database does not stay.
+    let direct = dir.join("direct");
+    let output = perfflow_trace(&[
+        "export",
+        "--parquet",
+        path_str(&direct),
+        "--run",
+        "first",
+        path_str(&first),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("span: 10 rows in 2 files"));
+    assert!(direct
+        .join("span/run=first/host=alpha/part-0.parquet")
+        .is_file());
+    let left: Vec<_> = std::fs::read_dir(&direct)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -36,7 +36,7 @@ pub struct Args {
 }
 
 /// `KEY=VALUE` with a non-empty KEY; the VALUE may hold `=` or be empty.
-fn label(value: &str) -> Result<(String, String), String> {
+pub(super) fn label(value: &str) -> Result<(String, String), String> {
     match value.split_once('=') {
         Some((key, label)) if !key.is_empty() => Ok((key.to_string(), label.to_string())),
         _ => Err("expected KEY=VALUE with a non-empty KEY".to_string()),

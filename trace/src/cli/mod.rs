@@ -13,6 +13,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod db;
+mod export;
 mod generate;
 mod merge;
 mod sql;
@@ -33,7 +34,8 @@ Check, summarise, merge and query perfflow trace files.
 A program built with perfflow writes one Chrome trace file per process,
 perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks
 such files, summarises where the time went, merges the processes and hosts
-of a workflow into one timeline, and imports runs into an SQLite database.
+of a workflow into one timeline, imports runs into an SQLite database, and
+exports its tables as Parquet.
 
 Every command reads each FILE as a stream: memory does not grow with its
 size (check keeps what is open; summary also keeps one entry per name;
@@ -53,7 +55,8 @@ Examples:
   perfflow-trace summary perfflow.array.*.pfw
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
-  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"";
+  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace export --parquet tables/ runs.sqlite";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,6 +80,7 @@ enum Command {
     Merge(merge::Args),
     Db(db::Args),
     Sql(sql::Args),
+    Export(export::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -110,6 +114,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Merge(args) => merge::run(args, out, err),
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
+        Command::Export(args) => export::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }
