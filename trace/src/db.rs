@@ -22,7 +22,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Statement, Transaction};
 use serde_json::Value;
 
 use perfflow_monitor::report::input::{parse_group, GROUPS};
@@ -58,7 +58,6 @@ CREATE TABLE IF NOT EXISTS span (
     name TEXT, category TEXT, start_ns INTEGER, end_ns INTEGER,
     depth INTEGER, parent INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, async_id TEXT,
     outcome TEXT NOT NULL CHECK (outcome IN ('returned', 'open_at_end')));
-CREATE INDEX IF NOT EXISTS span_by_name ON span(name);
 CREATE INDEX IF NOT EXISTS span_by_parent ON span(parent);
 CREATE TABLE IF NOT EXISTS instant (
     id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread(id),
@@ -77,6 +76,15 @@ CREATE TABLE IF NOT EXISTS metric (
 CREATE TABLE IF NOT EXISTS counter (
     process INTEGER NOT NULL REFERENCES process(id), track TEXT NOT NULL,
     series TEXT NOT NULL, ts_ns INTEGER NOT NULL, value REAL);
+";
+
+/// The indexes only queries use, made after the rows are in: building an
+/// index over a table at once costs less than keeping it up to date row by
+/// row. (`span_by_parent` and `flow_by_key` are in [`SCHEMA`]: the import
+/// itself needs them, the first to check the deferred `parent` key of
+/// spans whose parent is written after them, the second to pair flows.)
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS span_by_name ON span(name);
 ";
 
 /// Why an import or a query failed; every variant names its input.
@@ -211,6 +219,7 @@ pub fn import(
         tx.commit().map_err(database)?;
         done.push(imported);
     }
+    conn.execute_batch(INDEXES).map_err(database)?;
     let Some(run_id) = run_id else {
         return Ok(done);
     };
@@ -429,9 +438,58 @@ struct Open {
     depth: i64,
 }
 
+/// The statements run per event, prepared once per file (looking a
+/// statement up in rusqlite's cache hashes its text, on every event).
+struct Statements<'a> {
+    span: Statement<'a>,
+    instant: Statement<'a>,
+    counter: Statement<'a>,
+    /// Pairing a flow's departure, then its arrival, with the other end.
+    pair: [Statement<'a>; 2],
+    /// A flow end with no partner yet: departure, arrival.
+    unpaired: [Statement<'a>; 2],
+}
+
+impl<'a> Statements<'a> {
+    fn new(tx: &'a Transaction<'a>) -> Sql<Statements<'a>> {
+        let pair = |mine: &str, other: &str| {
+            tx.prepare(&format!(
+                "UPDATE flow SET {mine}_span = ?4, {mine}_ns = ?5 WHERE id = (
+                   SELECT id FROM flow WHERE run = ?1 AND category = ?2 AND flow_id = ?3
+                     AND {mine}_ns IS NULL AND {mine}_span IS NULL
+                   ORDER BY {other}_ns LIMIT 1)"
+            ))
+        };
+        let unpaired = |mine: &str| {
+            tx.prepare(&format!(
+                "INSERT INTO flow (run, category, flow_id, {mine}_span, {mine}_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5)"
+            ))
+        };
+        Ok(Statements {
+            span: tx.prepare(
+                "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
+                                   parent, async_id, outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?,
+            instant: tx.prepare(
+                "INSERT INTO instant (thread, process, name, category, ts_ns, span)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?,
+            counter: tx.prepare(
+                "INSERT INTO counter (process, track, series, ts_ns, value)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?,
+            pair: [pair("from", "to")?, pair("to", "from")?],
+            unpaired: [unpaired("from")?, unpaired("to")?],
+        })
+    }
+}
+
 /// The import of one file, inside its transaction.
 struct FileImport<'a> {
     tx: &'a Transaction<'a>,
+    statements: Statements<'a>,
     run: i64,
     file: i64,
     path: PathBuf,
@@ -442,9 +500,9 @@ struct FileImport<'a> {
     facts: HashMap<i64, Facts>,
     /// The command line of each pid, as the JSON array the runtime wrote.
     commands: HashMap<i64, String>,
-    threads: HashMap<(i64, i64), i64>,
+    threads: foldhash::HashMap<(i64, i64), i64>,
     /// Open `B`s by their position in the file.
-    open: HashMap<usize, Open>,
+    open: foldhash::HashMap<usize, Open>,
     matcher: Matcher,
     spans: u64,
 }
@@ -460,6 +518,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         .map_err(database)?;
     let mut state = FileImport {
         tx,
+        statements: Statements::new(tx).map_err(database)?,
         run,
         file,
         path: path.to_path_buf(),
@@ -468,8 +527,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         processes: Vec::new(),
         facts: HashMap::new(),
         commands: HashMap::new(),
-        threads: HashMap::new(),
-        open: HashMap::new(),
+        threads: Default::default(),
+        open: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
     };
@@ -601,11 +660,7 @@ impl FileImport<'_> {
             }
             Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
                 let (parent, _) = enclosing(self);
-                let mut insert = self.tx.prepare_cached(
-                    "INSERT INTO instant (thread, process, name, category, ts_ns, span)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?;
-                insert.execute(params![
+                self.statements.instant.execute(params![
                     thread,
                     process,
                     event.name,
@@ -621,10 +676,7 @@ impl FileImport<'_> {
             }
             Some(Phase::Counter) => {
                 if let Some(args) = event.args.as_object() {
-                    let mut insert = self.tx.prepare_cached(
-                        "INSERT INTO counter (process, track, series, ts_ns, value)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )?;
+                    let insert = &mut self.statements.counter;
                     let track = event.name.as_deref().unwrap_or("");
                     for (series, value) in args {
                         if let (Some(ts), Some(value)) = (event.ts_ns, value.as_f64()) {
@@ -704,12 +756,7 @@ impl FileImport<'_> {
             Some((pid, tid)) => Some(self.thread(process, pid, tid)?),
             None => None,
         };
-        let mut insert = self.tx.prepare_cached(
-            "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
-                               parent, async_id, outcome)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
-        insert.execute(params![
+        self.statements.span.execute(params![
             id,
             thread,
             process,
@@ -732,23 +779,10 @@ impl FileImport<'_> {
             return Ok(());
         };
         let cat = event.cat.as_deref().unwrap_or("");
-        let (mine, other) = if start {
-            ("from", "to")
-        } else {
-            ("to", "from")
-        };
-        let mut pair = self.tx.prepare_cached(&format!(
-            "UPDATE flow SET {mine}_span = ?4, {mine}_ns = ?5 WHERE id = (
-               SELECT id FROM flow WHERE run = ?1 AND category = ?2 AND flow_id = ?3
-                 AND {mine}_ns IS NULL AND {mine}_span IS NULL
-               ORDER BY {other}_ns LIMIT 1)"
-        ))?;
-        if pair.execute(params![self.run, cat, id, span, event.ts_ns])? == 0 {
-            let mut insert = self.tx.prepare_cached(&format!(
-                "INSERT INTO flow (run, category, flow_id, {mine}_span, {mine}_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5)"
-            ))?;
-            insert.execute(params![self.run, cat, id, span, event.ts_ns])?;
+        let end = usize::from(!start);
+        let values = params![self.run, cat, id, span, event.ts_ns];
+        if self.statements.pair[end].execute(values)? == 0 {
+            self.statements.unpaired[end].execute(values)?;
         }
         Ok(())
     }
