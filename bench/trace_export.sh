@@ -17,14 +17,8 @@ cargo build --quiet --release -p perfflow-trace --bin perfflow-trace --example w
 tool=target/release/perfflow-trace
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/perfflow-export-bench.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir "$scratch/run"
-target/release/examples/write_big_trace "$scratch/one.pfw" "$mib" >/dev/null
-for i in $(seq 1 "$processes"); do
-    file="$scratch/run/perfflow.array.node$i.4242.pfw"
-    cp "$scratch/one.pfw" "$file"
-    printf '%*s' "$i" '' | tr ' ' '\n' >>"$file"
-done
-rm "$scratch/one.pfw"
+. bench/distinct_traces.sh
+distinct_traces "$scratch/run" "$processes" "$mib"
 trace_bytes=$(cat "$scratch"/run/*.pfw | wc -c)
 "$tool" db -o "$scratch/runs.sqlite" "$scratch/run" >/dev/null
 rm -r "$scratch/run"
