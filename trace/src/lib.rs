@@ -66,21 +66,27 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod critical_path;
 mod db;
 mod error;
 mod event;
 mod merge;
+mod model;
 mod read;
 mod spans;
 mod summary;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use critical_path::{
+    critical_path, track_events, write_track, CriticalPath, NameOnPath, Place, Step, StepKind,
+};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
 pub use merge::{
     merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
 };
+pub use model::{load, ClockShift, Link, LinkKind, ProcessInfo, Span, ThreadInfo, Workflow};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,

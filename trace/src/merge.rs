@@ -369,11 +369,11 @@ pub(crate) fn identify(
 
 /// A flow whose departure and arrival are on different hosts.
 #[derive(Debug, Clone, Copy)]
-struct CrossFlow {
-    from: usize,
-    to: usize,
-    depart_ns: i64,
-    arrive_ns: i64,
+pub(crate) struct CrossFlow {
+    pub from: usize,
+    pub to: usize,
+    pub depart_ns: i64,
+    pub arrive_ns: i64,
 }
 
 /// Pairs each (cat, id)'s departures with its arrivals in time order and
@@ -452,7 +452,7 @@ pub struct MergeReport {
 const ASYNC_ID_SPACE: u64 = 1 << 40;
 
 /// The least non-negative host offsets satisfying every cross-host flow.
-fn solve_offsets(hosts: &[String], cross: &[CrossFlow]) -> Result<Vec<i64>, MergeError> {
+pub(crate) fn solve_offsets(hosts: &[String], cross: &[CrossFlow]) -> Result<Vec<i64>, MergeError> {
     // The tightest bound per ordered pair of hosts: off[to] - off[from] >= bound.
     let mut bounds: BTreeMap<(usize, usize), i64> = BTreeMap::new();
     for flow in cross {

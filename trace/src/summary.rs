@@ -197,6 +197,7 @@ impl Summarizer {
                 begin,
                 end_ts_ns,
                 nested,
+                ..
             } = matched
             {
                 pair = Some((begin, end_ts_ns, nested));
@@ -515,7 +516,7 @@ pub(crate) fn micros(nanos: i64) -> String {
 
 /// Writes rows as columns separated by two spaces; `right[i]` right-aligns
 /// column `i`. Trailing spaces are not written.
-fn write_table(
+pub(crate) fn write_table(
     f: &mut fmt::Formatter<'_>,
     header: &[&str],
     right: &[bool],

@@ -1,0 +1,491 @@
+//! A workflow held in memory: its processes, threads, spans and the links
+//! between threads (flows and asynchronous spans), for the analyses that
+//! need every span at once (the critical path, call-tree profiles).
+//!
+//! Spans are paired by the same matcher as `check`, `summary` and `db`, so
+//! all of them agree on what a span is. Processes are identified as
+//! [`crate::merge`] identifies them (host, executable, pid, MPI rank), one
+//! per pid of each file, so two hosts' processes with one pid stay apart.
+//! Flow ends (`s`, `t`, `f`) of one category and id are paired in time
+//! order, the k-th departure with the k-th arrival, as `merge` pairs them
+//! (a `t` step is the arrival of one link and the departure of the next).
+//!
+//! Clocks: with `fix_clocks`, each host is shifted by the offsets `merge
+//! --fix-clocks` computes from the cross-host flows, so the analyses see
+//! the times the merged trace shows.
+//!
+//! Memory holds every span (about 80 bytes plus its name's share), unlike
+//! `check` and `summary`, which hold only what is open.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::event::{Event, Phase};
+use crate::merge::{identify, solve_offsets, CrossFlow, Facts, MergeError, Process};
+use crate::read::stream_trace;
+use crate::spans::{Matched, Matcher, Mismatch, Seen};
+
+/// One process of the workflow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessInfo {
+    /// The host it ran on (`unknown` when no input says).
+    pub host: String,
+    /// The executable's name.
+    pub exe: String,
+    /// Its pid in its trace.
+    pub pid: i64,
+    /// The MPI rank, when the runtime found one.
+    pub rank: Option<u64>,
+    /// `host · exe [pid]`, plus ` rank N`, as `merge` names it.
+    pub name: String,
+    /// The trace file it was read from.
+    pub file: PathBuf,
+    /// The latest time any of its events shows, clock shift applied.
+    pub last_ns: Option<i64>,
+}
+
+/// One thread of the workflow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadInfo {
+    /// Index into [`Workflow::processes`].
+    pub process: usize,
+    /// Its tid in its trace.
+    pub tid: i64,
+    /// The name from a `thread_name` metadata event, if any.
+    pub name: Option<String>,
+}
+
+/// A span: a `B`/`E` pair or an `X` event (nested on its thread), or a
+/// `b`/`e` pair (asynchronous).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub name: String,
+    /// Index into [`Workflow::threads`] of the thread it began on.
+    pub thread: usize,
+    pub start_ns: i64,
+    /// `None` for a span still open when its trace ended.
+    pub end_ns: Option<i64>,
+    /// Nested on its thread (`B`/`E`, `X`) rather than asynchronous.
+    pub nested: bool,
+    /// The thread an asynchronous span ended on.
+    pub end_thread: Option<usize>,
+}
+
+/// What links two threads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LinkKind {
+    /// A flow (`s` to `f`, through any `t`) of this category and id.
+    Flow {
+        name: String,
+        category: String,
+        id: String,
+    },
+    /// An asynchronous span begun on one thread and ended on another;
+    /// `span` indexes [`Workflow::spans`].
+    Async { name: String, span: usize },
+}
+
+impl LinkKind {
+    /// The flow's or the asynchronous span's name.
+    pub fn name(&self) -> &str {
+        match self {
+            LinkKind::Flow { name, .. } | LinkKind::Async { name, .. } => name,
+        }
+    }
+}
+
+/// A departure on one thread that an arrival on another waited for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub kind: LinkKind,
+    pub from_thread: usize,
+    pub from_ns: i64,
+    pub to_thread: usize,
+    pub to_ns: i64,
+}
+
+/// The shift applied to one host's times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClockShift {
+    pub host: String,
+    /// Nanoseconds added to every time of the host.
+    pub offset_ns: i64,
+}
+
+/// A workflow's processes, threads, spans and links.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Workflow {
+    pub processes: Vec<ProcessInfo>,
+    pub threads: Vec<ThreadInfo>,
+    pub spans: Vec<Span>,
+    pub links: Vec<Link>,
+    /// The shift of each host that moved (with `fix_clocks`).
+    pub shifts: Vec<ClockShift>,
+    /// Input files that were cut short.
+    pub truncated_files: usize,
+}
+
+/// One end of a flow, before pairing.
+struct FlowEnd {
+    category: String,
+    id: String,
+    name: String,
+    phase: Phase,
+    thread: usize,
+    ts_ns: i64,
+}
+
+/// What is learned while reading one file.
+struct FileLoad<'a> {
+    workflow: &'a mut Workflow,
+    flow_ends: &'a mut Vec<FlowEnd>,
+    path: &'a Path,
+    /// Processes of this file by pid: index into `workflow.processes`.
+    pids: HashMap<i64, usize>,
+    threads: HashMap<(i64, i64), usize>,
+    facts: HashMap<i64, Facts>,
+    matcher: Matcher,
+}
+
+impl FileLoad<'_> {
+    fn process(&mut self, pid: i64) -> usize {
+        if let Some(&index) = self.pids.get(&pid) {
+            return index;
+        }
+        let index = self.workflow.processes.len();
+        self.workflow.processes.push(ProcessInfo {
+            host: "unknown".to_string(),
+            exe: "?".to_string(),
+            pid,
+            rank: None,
+            name: String::new(),
+            file: self.path.to_path_buf(),
+            last_ns: None,
+        });
+        self.pids.insert(pid, index);
+        index
+    }
+
+    fn thread(&mut self, (pid, tid): (i64, i64)) -> usize {
+        if let Some(&index) = self.threads.get(&(pid, tid)) {
+            return index;
+        }
+        let process = self.process(pid);
+        let index = self.workflow.threads.len();
+        self.workflow.threads.push(ThreadInfo {
+            process,
+            tid,
+            name: None,
+        });
+        self.threads.insert((pid, tid), index);
+        index
+    }
+
+    fn event(&mut self, index: usize, event: &Event) {
+        let Some(pid) = event.pid else {
+            return;
+        };
+        let process = self.process(pid);
+        if event.is_metadata() {
+            self.facts.entry(pid).or_default().learn(event);
+            if event.name.as_deref() == Some("thread_name") {
+                if let (Some(thread), Some(name)) = (event.thread(), event.args["name"].as_str()) {
+                    let thread = self.thread(thread);
+                    self.workflow.threads[thread].name = Some(name.to_string());
+                }
+            }
+            return;
+        }
+        if let Some(end) = event.end_ns() {
+            let last = &mut self.workflow.processes[process].last_ns;
+            *last = Some(last.map_or(end, |last| last.max(end)));
+        }
+        match (&event.ph, event.thread(), event.ts_ns) {
+            (Some(Phase::Complete), Some(thread), Some(start)) => {
+                if let Some(dur) = event.dur_ns.filter(|&dur| dur >= 0) {
+                    let thread = self.thread(thread);
+                    self.workflow.spans.push(Span {
+                        name: span_name(event.name.as_deref()),
+                        thread,
+                        start_ns: start,
+                        end_ns: Some(start.saturating_add(dur)),
+                        nested: true,
+                        end_thread: None,
+                    });
+                }
+            }
+            (
+                Some(phase @ (Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd)),
+                Some(thread),
+                Some(ts),
+            ) => {
+                if let Some(id) = &event.id {
+                    let thread = self.thread(thread);
+                    self.flow_ends.push(FlowEnd {
+                        category: event.cat.clone().unwrap_or_default(),
+                        id: id.clone(),
+                        name: event.name.clone().unwrap_or_default(),
+                        phase: phase.clone(),
+                        thread,
+                        ts_ns: ts,
+                    });
+                }
+            }
+            _ => {}
+        }
+        let mut found = Vec::new();
+        self.matcher
+            .push(index, event, &mut |matched| found.push(matched));
+        for matched in found {
+            self.matched(matched);
+        }
+    }
+
+    /// Keeps a pair, or a span left open at the end of the file.
+    fn matched(&mut self, matched: Matched) {
+        let (begin, end_ns, end_thread, nested) = match matched {
+            Matched::Pair {
+                begin,
+                end_ts_ns,
+                end_thread,
+                nested,
+            } => (begin, end_ts_ns, end_thread, nested),
+            Matched::Mismatch(mismatch) => match *mismatch {
+                Mismatch::Unclosed { begin } => (begin, None, None, true),
+                Mismatch::AsyncUnclosed { begin } => (begin, None, None, false),
+                _ => return,
+            },
+        };
+        let Seen {
+            thread: Some(thread),
+            ts_ns: Some(start),
+            name,
+            ..
+        } = begin
+        else {
+            return;
+        };
+        if end_ns.is_some_and(|end| end < start) {
+            return;
+        }
+        let thread = self.thread(thread);
+        let end_thread = end_thread.map(|end| self.thread(end));
+        self.workflow.spans.push(Span {
+            name: span_name(name.as_deref()),
+            thread,
+            start_ns: start,
+            end_ns,
+            nested,
+            end_thread: if nested { None } else { end_thread },
+        });
+    }
+}
+
+fn span_name(name: Option<&str>) -> String {
+    name.unwrap_or("(unnamed)").to_string()
+}
+
+/// Reads the trace `files` (each one process or many, as `merge` writes
+/// them) into one workflow. With `fix_clocks`, hosts are shifted as `merge
+/// --fix-clocks` shifts them; [`MergeError::Clocks`] when no shift
+/// satisfies every cross-host flow.
+pub fn load(files: &[PathBuf], fix_clocks: bool) -> Result<Workflow, MergeError> {
+    let mut workflow = Workflow::default();
+    let mut flow_ends = Vec::new();
+    for path in files {
+        let mut load = FileLoad {
+            workflow: &mut workflow,
+            flow_ends: &mut flow_ends,
+            path,
+            pids: HashMap::new(),
+            threads: HashMap::new(),
+            facts: HashMap::new(),
+            matcher: Matcher::default(),
+        };
+        let mut index = 0;
+        let info = stream_trace(path, |event| {
+            load.event(index, &event);
+            index += 1;
+        })?;
+        let matcher = std::mem::take(&mut load.matcher);
+        let mut left = Vec::new();
+        matcher.finish(&mut |found| left.push(found));
+        for found in left {
+            load.matched(found);
+        }
+        // Who each process is, through merge's rules.
+        let mut order: Vec<(i64, usize)> = load.pids.iter().map(|(&p, &i)| (p, i)).collect();
+        order.sort_by_key(|&(_, index)| index);
+        let mut processes: Vec<Process> = order
+            .iter()
+            .map(|&(pid, index)| Process::new(path, pid, index as i64))
+            .collect();
+        let positions: HashMap<i64, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(position, &(pid, _))| (pid, position))
+            .collect();
+        identify(
+            &mut processes,
+            &positions,
+            std::mem::take(&mut load.facts),
+            path,
+            &info,
+        );
+        for (process, &(_, index)) in processes.iter().zip(&order) {
+            let info = &mut workflow.processes[index];
+            info.host = process.host.clone();
+            info.exe = process.exe.clone();
+            info.rank = process.rank;
+            info.name = process.display_name();
+        }
+        if info.truncated {
+            workflow.truncated_files += 1;
+        }
+    }
+    workflow.links = pair_flows(flow_ends);
+    for (index, span) in workflow.spans.iter().enumerate() {
+        if let (false, Some(end_ns), Some(end_thread)) = (span.nested, span.end_ns, span.end_thread)
+        {
+            if end_thread != span.thread {
+                workflow.links.push(Link {
+                    kind: LinkKind::Async {
+                        name: span.name.clone(),
+                        span: index,
+                    },
+                    from_thread: span.thread,
+                    from_ns: span.start_ns,
+                    to_thread: end_thread,
+                    to_ns: end_ns,
+                });
+            }
+        }
+    }
+    if fix_clocks {
+        shift_clocks(&mut workflow)?;
+    }
+    Ok(workflow)
+}
+
+/// Pairs flow ends per category and id: departures (`s`, `t`) and arrivals
+/// (`t`, `f`), each in time order, the k-th with the k-th.
+fn pair_flows(mut ends: Vec<FlowEnd>) -> Vec<Link> {
+    ends.sort_by(|a, b| (&a.category, &a.id, a.ts_ns).cmp(&(&b.category, &b.id, b.ts_ns)));
+    let mut links = Vec::new();
+    let mut at = 0;
+    while at < ends.len() {
+        let group_end = ends[at..]
+            .iter()
+            .position(|end| end.category != ends[at].category || end.id != ends[at].id)
+            .map_or(ends.len(), |len| at + len);
+        let group = &ends[at..group_end];
+        let departures = group.iter().filter(|e| e.phase != Phase::FlowEnd);
+        let arrivals = group.iter().filter(|e| e.phase != Phase::FlowStart);
+        for (from, to) in departures.zip(arrivals) {
+            if std::ptr::eq(from, to) {
+                continue;
+            }
+            links.push(Link {
+                kind: LinkKind::Flow {
+                    name: from.name.clone(),
+                    category: from.category.clone(),
+                    id: from.id.clone(),
+                },
+                from_thread: from.thread,
+                from_ns: from.ts_ns,
+                to_thread: to.thread,
+                to_ns: to.ts_ns,
+            });
+        }
+        at = group_end;
+    }
+    links
+}
+
+/// Shifts each host by the least offsets that make every cross-host flow
+/// arrive at or after its departure, as `merge --fix-clocks` does.
+fn shift_clocks(workflow: &mut Workflow) -> Result<(), MergeError> {
+    let mut hosts: Vec<String> = workflow.processes.iter().map(|p| p.host.clone()).collect();
+    hosts.sort();
+    hosts.dedup();
+    let host_of_process: Vec<usize> = workflow
+        .processes
+        .iter()
+        .map(|p| hosts.binary_search(&p.host).unwrap_or(0))
+        .collect();
+    let host_of = |thread: usize| host_of_process[workflow.threads[thread].process];
+    let cross: Vec<CrossFlow> = workflow
+        .links
+        .iter()
+        .filter(|link| matches!(link.kind, LinkKind::Flow { .. }))
+        .filter(|link| host_of(link.from_thread) != host_of(link.to_thread))
+        .map(|link| CrossFlow {
+            from: host_of(link.from_thread),
+            to: host_of(link.to_thread),
+            depart_ns: link.from_ns,
+            arrive_ns: link.to_ns,
+        })
+        .collect();
+    let offsets = solve_offsets(&hosts, &cross)?;
+    if offsets.iter().all(|&offset| offset == 0) {
+        return Ok(());
+    }
+    let thread_shift: Vec<i64> = workflow
+        .threads
+        .iter()
+        .map(|thread| offsets[host_of_process[thread.process]])
+        .collect();
+    for span in &mut workflow.spans {
+        let shift = thread_shift[span.thread];
+        span.start_ns += shift;
+        span.end_ns = span.end_ns.map(|end| end + shift);
+    }
+    for link in &mut workflow.links {
+        link.from_ns += thread_shift[link.from_thread];
+        link.to_ns += thread_shift[link.to_thread];
+    }
+    for (process, host) in workflow.processes.iter_mut().zip(&host_of_process) {
+        process.last_ns = process.last_ns.map(|last| last + offsets[*host]);
+    }
+    workflow.shifts = hosts
+        .into_iter()
+        .zip(offsets)
+        .filter(|&(_, offset)| offset != 0)
+        .map(|(host, offset_ns)| ClockShift { host, offset_ns })
+        .collect();
+    Ok(())
+}
+
+/// The nested spans of each thread in nesting order: by start, then the
+/// longer first (an open span counts as ending at `open_end(span)`), then
+/// the one read first. A span's parent is the nearest earlier span in this
+/// order that is still open at its start, as `summary` nests them.
+pub(crate) fn nesting_order(
+    workflow: &Workflow,
+    include: impl Fn(&Span) -> bool,
+    open_end: impl Fn(&Span) -> i64,
+) -> Vec<Vec<usize>> {
+    let mut by_thread: Vec<Vec<usize>> = vec![Vec::new(); workflow.threads.len()];
+    for (index, span) in workflow.spans.iter().enumerate() {
+        if span.nested && include(span) {
+            by_thread[span.thread].push(index);
+        }
+    }
+    let end = |index: usize| {
+        let span = &workflow.spans[index];
+        span.end_ns.unwrap_or_else(|| open_end(span))
+    };
+    for spans in &mut by_thread {
+        spans.sort_by(|&a, &b| {
+            let (sa, sb) = (&workflow.spans[a], &workflow.spans[b]);
+            sa.start_ns
+                .cmp(&sb.start_ns)
+                .then(end(b).cmp(&end(a)))
+                .then(a.cmp(&b))
+        });
+    }
+    by_thread
+}

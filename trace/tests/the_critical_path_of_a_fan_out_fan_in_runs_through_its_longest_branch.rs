@@ -1,0 +1,161 @@
+//! A driver process fans out to three worker processes over flows and
+//! gathers their results over flows; the second worker takes longest. The
+//! traces are written with exact times, so the whole critical path is
+//! known: the driver's launch up to the second departure, the flow, the
+//! long worker's task (and the compute inside it), the flow back, and the
+//! driver's gather and report.
+
+mod support;
+
+use perfflow_trace::{critical_path, load, StepKind};
+use support::*;
+
+const DRIVER: u32 = 100;
+
+/// The driver: `spawn` sends `go` ids 1..3 at 1, 2, 3 µs; `gather` receives
+/// `back` ids at the given times (ns); then `report` until 60 µs.
+fn driver(arrivals: &[(u64, u64)]) -> String {
+    let mut text = opening("node0", "driver", DRIVER, None);
+    text += &event("main", "app", "B", DRIVER, DRIVER, 0);
+    text += &event("spawn", "app", "B", DRIVER, DRIVER, 0);
+    for k in 1..=3 {
+        text += &flow("go", "s", DRIVER, DRIVER, 1000 * k, k);
+    }
+    text += &event("spawn", "app", "E", DRIVER, DRIVER, 3000);
+    text += &event("gather", "app", "B", DRIVER, DRIVER, 3000);
+    for &(id, at) in arrivals {
+        text += &flow("back", "f", DRIVER, DRIVER, at, id);
+    }
+    text += &event("gather", "app", "E", DRIVER, DRIVER, 51_000);
+    text += &event("report", "app", "B", DRIVER, DRIVER, 51_000);
+    text += &event("report", "app", "E", DRIVER, DRIVER, 60_000);
+    text += &event("main", "app", "E", DRIVER, DRIVER, 60_000);
+    text + &closing(DRIVER)
+}
+
+/// Worker `k` on its own host: `task` from the arrival of `go` k to the
+/// departure of `back` k, with `compute` inside when given.
+fn worker(k: u32, start: u64, end: u64, compute: Option<(u64, u64)>) -> String {
+    let pid = 200 + k;
+    let mut text = opening(&format!("node{k}"), "worker", pid, None);
+    text += &flow("go", "f", pid, pid, start, u64::from(k));
+    text += &event("task", "app", "B", pid, pid, start);
+    if let Some((from, to)) = compute {
+        text += &event("compute", "app", "B", pid, pid, from);
+        text += &event("compute", "app", "E", pid, pid, to);
+    }
+    text += &flow("back", "s", pid, pid, end, u64::from(k));
+    text += &event("task", "app", "E", pid, pid, end);
+    text + &closing(pid)
+}
+
+#[test]
+fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
+    let dir = scratch("critical_path_fan_out");
+    let files = vec![
+        write(
+            &dir,
+            "perfflow.array.node0.100.pfw",
+            &driver(&[(1, 10_500), (3, 30_500), (2, 50_500)]),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node1.201.pfw",
+            &worker(1, 1_200, 10_000, None),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node2.202.pfw",
+            &worker(2, 2_300, 50_000, Some((2_500, 49_000))),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node3.203.pfw",
+            &worker(3, 3_100, 30_000, None),
+        ),
+    ];
+    let path = critical_path(&load(&files, false).expect("readable traces"));
+
+    let steps: Vec<(StepKind, &str, i64, i64, i64)> = path
+        .steps
+        .iter()
+        .map(|s| (s.kind, s.name.as_str(), s.place.pid, s.start_ns, s.end_ns))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (StepKind::Span, "spawn", 100, 0, 2_000),
+            (StepKind::Flow, "go", 202, 2_000, 2_300),
+            (StepKind::Span, "task", 202, 2_300, 2_500),
+            (StepKind::Span, "compute", 202, 2_500, 49_000),
+            (StepKind::Span, "task", 202, 49_000, 50_000),
+            (StepKind::Flow, "back", 100, 50_000, 50_500),
+            (StepKind::Span, "gather", 100, 50_500, 51_000),
+            (StepKind::Span, "report", 100, 51_000, 60_000),
+        ]
+    );
+    assert_eq!(path.steps[0].stack, ["main", "spawn"]);
+    assert_eq!(path.steps[3].stack, ["task", "compute"]);
+    assert_eq!(path.steps[3].place.process, "node2 · worker [202]");
+    assert_eq!(path.steps[1].from.as_ref().map(|from| from.pid), Some(100));
+    assert_eq!(
+        (path.total_ns, path.in_spans_ns, path.waiting_ns),
+        (60_000, 59_200, 800)
+    );
+    let first = &path.by_name[0];
+    assert_eq!((first.name.as_str(), first.on_path_ns), ("compute", 46_500));
+    assert_eq!(path.skewed_links, 0);
+}
+
+#[test]
+fn a_result_that_arrives_after_its_receiver_went_on_working_is_not_followed() {
+    // The driver's `step` begins at 7 µs, after every worker's result has
+    // left (4, 5 and 6 µs) and before each arrives: the driver was working,
+    // not waiting, so the path stays on the driver.
+    let dir = scratch("critical_path_busy_receiver");
+    let text = driver(&[(1, 10_500), (3, 30_500), (2, 50_500)]).replace(
+        &event("gather", "app", "B", DRIVER, DRIVER, 3000),
+        &(event("gather", "app", "B", DRIVER, DRIVER, 3000)
+            + &event("step", "app", "B", DRIVER, DRIVER, 7000)),
+    );
+    let text = text.replace(
+        &event("gather", "app", "E", DRIVER, DRIVER, 51_000),
+        &(event("step", "app", "E", DRIVER, DRIVER, 50_800)
+            + &event("gather", "app", "E", DRIVER, DRIVER, 51_000)),
+    );
+    let files = vec![
+        write(&dir, "perfflow.array.node0.100.pfw", &text),
+        write(
+            &dir,
+            "perfflow.array.node1.201.pfw",
+            &worker(1, 1_200, 4_000, None),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node2.202.pfw",
+            &worker(2, 2_300, 5_000, None),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node3.203.pfw",
+            &worker(3, 3_100, 6_000, None),
+        ),
+    ];
+    let path = critical_path(&load(&files, false).expect("readable traces"));
+    let names: Vec<(&str, i64)> = path
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.place.pid))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("spawn", 100),
+            ("gather", 100),
+            ("step", 100),
+            ("gather", 100),
+            ("report", 100)
+        ]
+    );
+    assert_eq!(path.waiting_ns, 0);
+}
