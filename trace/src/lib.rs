@@ -72,6 +72,7 @@ mod error;
 mod event;
 mod merge;
 mod model;
+mod profile;
 mod read;
 mod spans;
 mod summary;
@@ -87,8 +88,11 @@ pub use merge::{
     merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
 };
 pub use model::{load, ClockShift, Link, LinkKind, ProcessInfo, Span, ThreadInfo, Workflow};
+pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,
 };
-pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};
+pub use summary::{
+    summarize, summary, FunctionStats, Percentiles, Summarizer, Summary, ThreadStats,
+};
