@@ -87,7 +87,9 @@ pub use event::{Event, FieldError, Phase};
 pub use merge::{
     merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
 };
-pub use model::{load, ClockShift, Link, LinkKind, ProcessInfo, Span, ThreadInfo, Workflow};
+pub use model::{
+    load, load_db, ClockShift, Link, LinkKind, LoadError, ProcessInfo, Span, ThreadInfo, Workflow,
+};
 pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,

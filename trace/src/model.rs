@@ -20,8 +20,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
+use crate::db::DbError;
 use crate::event::{Event, Phase};
 use crate::merge::{identify, solve_offsets, CrossFlow, Facts, MergeError, Process};
 use crate::read::stream_trace;
@@ -368,6 +370,189 @@ pub fn load(files: &[PathBuf], fix_clocks: bool) -> Result<Workflow, MergeError>
         shift_clocks(&mut workflow)?;
     }
     Ok(workflow)
+}
+
+/// Why a workflow could not be loaded from a database.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The database cannot be opened or read.
+    Db(DbError),
+    /// No run, or no run of the name asked for, or several runs and no
+    /// name.
+    Run {
+        path: PathBuf,
+        wanted: Option<String>,
+        runs: Vec<String>,
+    },
+    /// The hosts' clocks cannot be aligned.
+    Merge(MergeError),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Db(error) => write!(f, "{error}"),
+            LoadError::Merge(error) => write!(f, "{error}"),
+            LoadError::Run { path, wanted, runs } => {
+                let known = if runs.is_empty() {
+                    "it holds no run".to_string()
+                } else {
+                    format!("its runs are {}", runs.join(", "))
+                };
+                match wanted {
+                    Some(name) => write!(f, "{}: no run named {name}; {known}", path.display()),
+                    None => write!(
+                        f,
+                        "{}: expected one run or --run NAME; {known}",
+                        path.display()
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Loads run `run` (or the database's only run) of the database at `db`
+/// that `perfflow-trace db` wrote. The database keeps no end thread of an
+/// asynchronous span and no flow name, so asynchronous spans link no
+/// threads and flows are named by their category; a flow end outside
+/// every span has no thread and is left out.
+pub fn load_db(db: &Path, run: Option<&str>, fix_clocks: bool) -> Result<Workflow, LoadError> {
+    let fail = |source| {
+        LoadError::Db(DbError::Database {
+            path: db.to_path_buf(),
+            source,
+        })
+    };
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(fail)?;
+    let runs: Vec<(i64, String)> = conn
+        .prepare("SELECT id, name FROM run ORDER BY id")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
+        })
+        .map_err(fail)?;
+    let chosen = match run {
+        Some(name) => runs.iter().find(|(_, n)| n == name),
+        None if runs.len() == 1 => runs.first(),
+        None => None,
+    };
+    let Some(&(run_id, _)) = chosen else {
+        return Err(LoadError::Run {
+            path: db.to_path_buf(),
+            wanted: run.map(String::from),
+            runs: runs.into_iter().map(|(_, name)| name).collect(),
+        });
+    };
+    let mut workflow = Workflow::default();
+    read_db(&conn, run_id, &mut workflow).map_err(fail)?;
+    if fix_clocks {
+        shift_clocks(&mut workflow).map_err(LoadError::Merge)?;
+    }
+    Ok(workflow)
+}
+
+fn read_db(conn: &Connection, run: i64, workflow: &mut Workflow) -> rusqlite::Result<()> {
+    let mut processes: HashMap<i64, usize> = HashMap::new();
+    let mut statement = conn.prepare(
+        "SELECT p.id, p.host, p.pid, p.rank, p.exe, f.path,
+                (SELECT MAX(COALESCE(s.end_ns, s.start_ns)) FROM span s WHERE s.process = p.id)
+         FROM process p JOIN source_file f ON f.id = p.file
+         WHERE p.run = ?1 AND p.monitor = 0 ORDER BY p.id",
+    )?;
+    let mut rows = statement.query([run])?;
+    while let Some(row) = rows.next()? {
+        let rank: Option<i64> = row.get(3)?;
+        let file: String = row.get(5)?;
+        let mut process = Process::new(Path::new(&file), row.get(2)?, row.get(0)?);
+        process.host = row.get(1)?;
+        process.exe = row.get(4)?;
+        process.rank = rank.and_then(|rank| u64::try_from(rank).ok());
+        processes.insert(row.get(0)?, workflow.processes.len());
+        workflow.processes.push(ProcessInfo {
+            name: process.display_name(),
+            host: process.host,
+            exe: process.exe,
+            pid: process.pid,
+            rank: process.rank,
+            file: process.file,
+            last_ns: row.get(6)?,
+        });
+    }
+    let mut threads: HashMap<i64, usize> = HashMap::new();
+    let mut statement = conn.prepare(
+        "SELECT t.id, t.process, t.tid, t.name FROM thread t
+         JOIN process p ON p.id = t.process WHERE p.run = ?1 ORDER BY t.id",
+    )?;
+    let mut rows = statement.query([run])?;
+    while let Some(row) = rows.next()? {
+        let Some(&process) = processes.get(&row.get::<_, i64>(1)?) else {
+            continue;
+        };
+        threads.insert(row.get(0)?, workflow.threads.len());
+        workflow.threads.push(ThreadInfo {
+            process,
+            tid: row.get(2)?,
+            name: row.get(3)?,
+        });
+    }
+    let mut statement = conn.prepare(
+        "SELECT s.thread, s.name, s.start_ns, s.end_ns, s.depth IS NOT NULL FROM span s
+         JOIN process p ON p.id = s.process
+         WHERE p.run = ?1 AND s.thread IS NOT NULL AND s.start_ns IS NOT NULL ORDER BY s.id",
+    )?;
+    let mut rows = statement.query([run])?;
+    while let Some(row) = rows.next()? {
+        let Some(&thread) = threads.get(&row.get::<_, i64>(0)?) else {
+            continue;
+        };
+        let name: Option<String> = row.get(1)?;
+        workflow.spans.push(Span {
+            name: span_name(name.as_deref()),
+            thread,
+            start_ns: row.get(2)?,
+            end_ns: row.get(3)?,
+            nested: row.get(4)?,
+            end_thread: None,
+        });
+    }
+    let mut statement = conn.prepare(
+        "SELECT f.category, f.flow_id, a.thread, f.from_ns, b.thread, f.to_ns FROM flow f
+         JOIN span a ON a.id = f.from_span JOIN span b ON b.id = f.to_span
+         WHERE f.run = ?1 AND f.from_ns IS NOT NULL AND f.to_ns IS NOT NULL
+           AND a.thread IS NOT NULL AND b.thread IS NOT NULL ORDER BY f.id",
+    )?;
+    let mut rows = statement.query([run])?;
+    while let Some(row) = rows.next()? {
+        let (Some(&from_thread), Some(&to_thread)) = (
+            threads.get(&row.get::<_, i64>(2)?),
+            threads.get(&row.get::<_, i64>(4)?),
+        ) else {
+            continue;
+        };
+        let category: String = row.get(0)?;
+        workflow.links.push(Link {
+            kind: LinkKind::Flow {
+                name: category.clone(),
+                category,
+                id: row.get(1)?,
+            },
+            from_thread,
+            from_ns: row.get(3)?,
+            to_thread,
+            to_ns: row.get(5)?,
+        });
+    }
+    let truncated: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM source_file WHERE run = ?1 AND truncated",
+        [run],
+        |row| row.get(0),
+    )?;
+    workflow.truncated_files = truncated as usize;
+    Ok(())
 }
 
 /// Pairs flow ends per category and id: departures (`s`, `t`) and arrivals

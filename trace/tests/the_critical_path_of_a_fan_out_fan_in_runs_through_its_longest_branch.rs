@@ -7,10 +7,16 @@
 
 mod support;
 
-use perfflow_trace::{critical_path, load, StepKind};
+use std::path::PathBuf;
+
+use perfflow_trace::{critical_path, import, load, load_db, StepKind};
 use support::*;
 
 const DRIVER: u32 = 100;
+
+/// Flow ids of the results: `BACK + k` for worker k (the runtime's ids
+/// differ per scope too).
+const BACK: u64 = 1 << 20;
 
 /// The driver: `spawn` sends `go` ids 1..3 at 1, 2, 3 µs; `gather` receives
 /// `back` ids at the given times (ns); then `report` until 60 µs.
@@ -24,7 +30,7 @@ fn driver(arrivals: &[(u64, u64)]) -> String {
     text += &event("spawn", "app", "E", DRIVER, DRIVER, 3000);
     text += &event("gather", "app", "B", DRIVER, DRIVER, 3000);
     for &(id, at) in arrivals {
-        text += &flow("back", "f", DRIVER, DRIVER, at, id);
+        text += &flow("back", "f", DRIVER, DRIVER, at, BACK + id);
     }
     text += &event("gather", "app", "E", DRIVER, DRIVER, 51_000);
     text += &event("report", "app", "B", DRIVER, DRIVER, 51_000);
@@ -33,26 +39,27 @@ fn driver(arrivals: &[(u64, u64)]) -> String {
     text + &closing(DRIVER)
 }
 
-/// Worker `k` on its own host: `task` from the arrival of `go` k to the
+/// Worker `k` on its own host (its events in the order the runtime writes
+/// them: a flow arrives just after the begin it is bound to): `task` from the arrival of `go` k to the
 /// departure of `back` k, with `compute` inside when given.
 fn worker(k: u32, start: u64, end: u64, compute: Option<(u64, u64)>) -> String {
     let pid = 200 + k;
     let mut text = opening(&format!("node{k}"), "worker", pid, None);
-    text += &flow("go", "f", pid, pid, start, u64::from(k));
     text += &event("task", "app", "B", pid, pid, start);
+    text += &flow("go", "f", pid, pid, start, u64::from(k));
     if let Some((from, to)) = compute {
         text += &event("compute", "app", "B", pid, pid, from);
         text += &event("compute", "app", "E", pid, pid, to);
     }
-    text += &flow("back", "s", pid, pid, end, u64::from(k));
+    text += &flow("back", "s", pid, pid, end, BACK + u64::from(k));
     text += &event("task", "app", "E", pid, pid, end);
     text + &closing(pid)
 }
 
-#[test]
-fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
-    let dir = scratch("critical_path_fan_out");
-    let files = vec![
+/// The traces of the fan-out / fan-in, in a fresh directory for `test`.
+fn fan_out(test: &str) -> Vec<PathBuf> {
+    let dir = scratch(test);
+    vec![
         write(
             &dir,
             "perfflow.array.node0.100.pfw",
@@ -73,7 +80,12 @@ fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
             "perfflow.array.node3.203.pfw",
             &worker(3, 3_100, 30_000, None),
         ),
-    ];
+    ]
+}
+
+#[test]
+fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
+    let files = fan_out("critical_path_fan_out");
     let path = critical_path(&load(&files, false).expect("readable traces"));
 
     let steps: Vec<(StepKind, &str, i64, i64, i64)> = path
@@ -158,4 +170,29 @@ fn a_result_that_arrives_after_its_receiver_went_on_working_is_not_followed() {
         ]
     );
     assert_eq!(path.waiting_ns, 0);
+}
+
+#[test]
+fn the_critical_path_of_a_run_in_a_database_is_that_of_its_traces() {
+    let files = fan_out("critical_path_database");
+    let db = files[0].with_file_name("runs.sqlite");
+    import(&db, &files, "fan-out", &[]).expect("import");
+    let from_db = critical_path(&load_db(&db, None, false).expect("one run"));
+    let from_files = critical_path(&load(&files, false).expect("readable traces"));
+    // The database keeps a flow's category, not its name.
+    let steps = |path: &perfflow_trace::CriticalPath| -> Vec<(StepKind, String, i64, i64, i64)> {
+        path.steps
+            .iter()
+            .map(|s| {
+                let name = if s.kind == StepKind::Flow {
+                    String::new()
+                } else {
+                    s.name.clone()
+                };
+                (s.kind, name, s.place.pid, s.start_ns, s.end_ns)
+            })
+            .collect()
+    };
+    assert_eq!(steps(&from_db), steps(&from_files));
+    assert_eq!(from_db.steps.len(), 8);
 }
