@@ -269,11 +269,12 @@ pub fn critical_path(workflow: &Workflow) -> CriticalPath {
         let first = line.times.first().map_or(at, |&t| t.min(at));
         // The latest link into this thread, at or before `at`, that is the
         // latest-finishing predecessor of its arrival.
-        let follow = arrivals[thread]
+        let arrived = arrivals[thread].partition_point(|&link| workflow.links[link].to_ns <= at);
+        let follow = arrivals[thread][..arrived]
             .iter()
             .rev()
             .copied()
-            .filter(|&link| !used[link] && workflow.links[link].to_ns <= at)
+            .filter(|&link| !used[link])
             .find(|&link| {
                 let link = &workflow.links[link];
                 line.before(link.to_ns)
@@ -519,8 +520,7 @@ impl Step {
     fn shown_name(&self) -> String {
         match self.kind {
             StepKind::Span => self.stack.join(" > "),
-            StepKind::Idle | StepKind::Inferred => self.name.clone(),
-            StepKind::Flow | StepKind::Async => format!("{} {}", self.kind.label(), self.name),
+            _ => self.name.clone(),
         }
     }
 
@@ -677,7 +677,10 @@ pub fn track_events(path: &CriticalPath, pid: i64) -> Vec<String> {
     for step in &path.steps {
         let name = match step.kind {
             StepKind::Span => step.name.clone(),
-            _ => format!("wait: {}", step.shown_name()),
+            StepKind::Idle | StepKind::Inferred => format!("wait: {}", step.kind.label()),
+            StepKind::Flow | StepKind::Async => {
+                format!("wait: {} {}", step.kind.label(), step.name)
+            }
         };
         let mut args = json!({
             "kind": step.kind.label(),

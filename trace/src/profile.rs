@@ -294,6 +294,50 @@ impl Profile {
     }
 }
 
+/// A table to print: a header, which columns are right-aligned, rows.
+struct Table<'a>(&'a [&'a str], &'a [bool], Vec<Vec<String>>);
+
+impl fmt::Display for Table<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::summary::write_table(f, self.0, self.1, &self.2)
+    }
+}
+
+impl Profile {
+    /// Each process's call tree as indented text, one context a line.
+    pub fn by_process(&self) -> String {
+        fn walk(nodes: &[CallNode], depth: usize, rows: &mut Vec<Vec<String>>) {
+            for node in nodes {
+                rows.push(vec![
+                    format!("{}{}", "  ".repeat(depth), node.name),
+                    node.calls.to_string(),
+                    micros(node.inclusive_ns),
+                    micros(node.exclusive_ns),
+                ]);
+                walk(&node.children, depth + 1, rows);
+            }
+        }
+        let mut text = String::new();
+        for process in &self.processes {
+            let mut rows = Vec::new();
+            walk(&process.roots, 0, &mut rows);
+            let table = Table(
+                &["context", "calls", "incl (us)", "excl (us)"],
+                &[false, true, true, true],
+                rows,
+            );
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("{}\n{table}", process.process));
+        }
+        if text.is_empty() {
+            text.push_str("no completed spans\n");
+        }
+        text
+    }
+}
+
 /// The aggregate tree as indented text, one context a line.
 impl fmt::Display for Profile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -324,8 +368,7 @@ impl fmt::Display for Profile {
             }
         }
         walk(&self.aggregate, 0, &mut rows);
-        crate::summary::write_table(
-            f,
+        let table = Table(
             &[
                 "context",
                 "calls",
@@ -338,7 +381,8 @@ impl fmt::Display for Profile {
                 "max/mean",
             ],
             &[false, true, true, true, true, true, true, true, true],
-            &rows,
-        )
+            rows,
+        );
+        write!(f, "{table}")
     }
 }

@@ -196,3 +196,68 @@ fn the_critical_path_of_a_run_in_a_database_is_that_of_its_traces() {
     assert_eq!(steps(&from_db), steps(&from_files));
     assert_eq!(from_db.steps.len(), 8);
 }
+
+/// The fan-out with node2's clock `ahead` ns ahead.
+fn fan_out_with_skew(test: &str, ahead: u64) -> Vec<PathBuf> {
+    let dir = scratch(test);
+    vec![
+        write(
+            &dir,
+            "perfflow.array.node0.100.pfw",
+            &driver(&[(1, 10_500), (3, 30_500), (2, 50_500)]),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node1.201.pfw",
+            &worker(1, 1_200, 10_000, None),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node2.202.pfw",
+            &worker(
+                2,
+                2_300 + ahead,
+                50_000 + ahead,
+                Some((2_500 + ahead, 49_000 + ahead)),
+            ),
+        ),
+        write(
+            &dir,
+            "perfflow.array.node3.203.pfw",
+            &worker(3, 3_100, 30_000, None),
+        ),
+    ]
+}
+
+fn shape(path: &perfflow_trace::CriticalPath) -> Vec<(StepKind, String, i64)> {
+    path.steps
+        .iter()
+        .map(|s| (s.kind, s.name.clone(), s.place.pid))
+        .collect()
+}
+
+#[test]
+fn a_host_whose_clock_runs_ahead_is_shifted_back_into_place_with_fix_clocks() {
+    let reference =
+        critical_path(&load(&fan_out("critical_path_clock_reference"), false).expect("traces"));
+
+    // 100 µs ahead: node2's task seems to end last, after the driver.
+    let files = fan_out_with_skew("critical_path_clock_far_ahead", 100_000);
+    let skewed = critical_path(&load(&files, false).expect("readable traces"));
+    let last = skewed.steps.last().expect("a path");
+    assert_eq!((last.name.as_str(), last.place.pid), ("task", 202));
+    let fixed = critical_path(&load(&files, true).expect("clocks that can be aligned"));
+    assert_eq!(fixed.skewed_links, 0);
+    assert!(!fixed.clock_shifts.is_empty());
+    assert_eq!(shape(&fixed), shape(&reference));
+    assert_eq!(fixed.total_ns, reference.total_ns);
+
+    // 1 µs ahead: the result arrives before it departs; the walk counts it
+    // and goes on from the arrival.
+    let files = fan_out_with_skew("critical_path_clock_ahead", 1_000);
+    let skewed = critical_path(&load(&files, false).expect("readable traces"));
+    assert_eq!(skewed.skewed_links, 1);
+    assert_eq!(shape(&skewed), shape(&reference));
+    let fixed = critical_path(&load(&files, true).expect("clocks that can be aligned"));
+    assert_eq!(fixed.skewed_links, 0);
+}
