@@ -53,10 +53,10 @@ fn read_with_hatchet(path: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("the reader prints JSON")
 }
 
-fn write_literal(dir: &Path, files: &[PathBuf]) -> PathBuf {
+fn write_literal(dir: &Path, files: &[PathBuf], by_process: bool) -> PathBuf {
     let workflow = load(files, false).expect("readable traces");
-    let literal = profile(&workflow).hatchet_literal(false);
-    let path = dir.join("profile.json");
+    let literal = profile(&workflow).hatchet_literal(by_process);
+    let path = dir.join(format!("profile-{by_process}.json"));
     std::fs::write(&path, literal.to_string()).expect("write the profile");
     path
 }
@@ -70,7 +70,7 @@ fn hatchet_loads_the_profile_with_the_numbers_of_summary() {
         .iter()
         .map(|name| data(name))
         .collect();
-    let read = read_with_hatchet(&write_literal(&dir, &files));
+    let read = read_with_hatchet(&write_literal(&dir, &files, false));
     assert_eq!(
         read["inc"],
         serde_json::json!([
@@ -122,10 +122,17 @@ fn the_spread_across_processes_gives_the_load_imbalance() {
             write(&dir, &format!("perfflow.array.node.{pid}.pfw"), &text)
         })
         .collect();
-    let read = read_with_hatchet(&write_literal(&dir, &files));
+    let read = read_with_hatchet(&write_literal(&dir, &files, false));
     let solve = &read["spread"]["main > solve"];
     let micros = |k: usize| (solve[k].as_f64().expect("number") * 1e6 * 1000.0).round() / 1000.0;
     assert_eq!((micros(0), micros(1), micros(2)), (10.0, 20.0, 30.0));
     assert_eq!(solve[3], 2);
+    assert_eq!(read["sums"]["solve"][0], 2);
+
+    // Per process: each rank a root above its own tree.
+    let read = read_with_hatchet(&write_literal(&dir, &files, true));
+    let solve = &read["spread"]["node · app [302] rank 2 > main > solve"];
+    assert_eq!(solve[3], 1);
+    assert_eq!((solve[0].as_f64().expect("number") * 1e9).round(), 30_000.0);
     assert_eq!(read["sums"]["solve"][0], 2);
 }
