@@ -674,3 +674,52 @@ pub(crate) fn nesting_order(
     }
     by_thread
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(id: &str, phase: Phase, thread: usize, ts_ns: i64) -> FlowEnd {
+        FlowEnd {
+            category: "flow".to_string(),
+            id: id.to_string(),
+            name: "hop".to_string(),
+            phase,
+            thread,
+            ts_ns,
+        }
+    }
+
+    fn hops(links: &[Link]) -> Vec<(usize, i64, usize, i64)> {
+        links
+            .iter()
+            .map(|l| (l.from_thread, l.from_ns, l.to_thread, l.to_ns))
+            .collect()
+    }
+
+    #[test]
+    fn a_flow_through_a_step_is_two_links() {
+        let links = pair_flows(vec![
+            end("1", Phase::FlowEnd, 2, 30),
+            end("1", Phase::FlowStart, 0, 10),
+            end("1", Phase::FlowStep, 1, 20),
+        ]);
+        assert_eq!(hops(&links), [(0, 10, 1, 20), (1, 20, 2, 30)]);
+    }
+
+    #[test]
+    fn ends_of_one_id_pair_in_time_order_and_ids_stay_apart() {
+        let links = pair_flows(vec![
+            end("7", Phase::FlowStart, 0, 10),
+            end("7", Phase::FlowStart, 0, 40),
+            end("8", Phase::FlowStart, 3, 15),
+            end("7", Phase::FlowEnd, 1, 50),
+            end("7", Phase::FlowEnd, 2, 20),
+            end("8", Phase::FlowEnd, 4, 16),
+        ]);
+        assert_eq!(
+            hops(&links),
+            [(0, 10, 2, 20), (0, 40, 1, 50), (3, 15, 4, 16)]
+        );
+    }
+}
