@@ -73,6 +73,10 @@ pub struct Span {
     pub nested: bool,
     /// The thread an asynchronous span ended on.
     pub end_thread: Option<usize>,
+    /// The position of its begin (or `X`) event among its file's events:
+    /// of two spans of a thread with one start and end, the one begun
+    /// first is the outer one.
+    pub order: usize,
 }
 
 /// What links two threads.
@@ -216,6 +220,7 @@ impl FileLoad<'_> {
                         end_ns: Some(start.saturating_add(dur)),
                         nested: true,
                         end_thread: None,
+                        order: index,
                     });
                 }
             }
@@ -262,6 +267,7 @@ impl FileLoad<'_> {
             },
         };
         let Seen {
+            index: order,
             thread: Some(thread),
             ts_ns: Some(start),
             name,
@@ -282,6 +288,7 @@ impl FileLoad<'_> {
             end_ns,
             nested,
             end_thread: if nested { None } else { end_thread },
+            order,
         });
     }
 }
@@ -500,7 +507,7 @@ fn read_db(conn: &Connection, run: i64, workflow: &mut Workflow) -> rusqlite::Re
         });
     }
     let mut statement = conn.prepare(
-        "SELECT s.thread, s.name, s.start_ns, s.end_ns, s.depth IS NOT NULL FROM span s
+        "SELECT s.thread, s.name, s.start_ns, s.end_ns, s.depth IS NOT NULL, s.id FROM span s
          JOIN process p ON p.id = s.process
          WHERE p.run = ?1 AND s.thread IS NOT NULL AND s.start_ns IS NOT NULL ORDER BY s.id",
     )?;
@@ -517,6 +524,8 @@ fn read_db(conn: &Connection, run: i64, workflow: &mut Workflow) -> rusqlite::Re
             end_ns: row.get(3)?,
             nested: row.get(4)?,
             end_thread: None,
+            // Ids are given at the begin (B) or at the X event.
+            order: row.get::<_, i64>(5)? as usize,
         });
     }
     let mut statement = conn.prepare(
@@ -646,7 +655,7 @@ fn shift_clocks(workflow: &mut Workflow) -> Result<(), MergeError> {
 
 /// The nested spans of each thread in nesting order: by start, then the
 /// longer first (an open span counts as ending at `open_end(span)`), then
-/// the one read first. A span's parent is the nearest earlier span in this
+/// the one begun first. A span's parent is the nearest earlier span in this
 /// order that is still open at its start, as `summary` nests them.
 pub(crate) fn nesting_order(
     workflow: &Workflow,
@@ -669,6 +678,7 @@ pub(crate) fn nesting_order(
             sa.start_ns
                 .cmp(&sb.start_ns)
                 .then(end(b).cmp(&end(a)))
+                .then(sa.order.cmp(&sb.order))
                 .then(a.cmp(&b))
         });
     }

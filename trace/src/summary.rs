@@ -533,9 +533,14 @@ impl Nesting {
                 level.drain(..done);
             }
             let candidate = level.partition_point(|node| node.start <= start);
+            // A kept span with the same start and end contains this one
+            // when it was read first, except when this one is a B/E pair:
+            // on a thread B/E pairs close in stack order, so the one that
+            // closed first, kept, is the inner one.
             let contains = candidate > 0 && {
                 let node = &level[candidate - 1];
-                start < node.end && (node.start < start || end <= node.end)
+                start < node.end
+                    && (node.start < start || end < node.end || (end == node.end && complete))
             };
             if !contains {
                 break;
@@ -966,6 +971,31 @@ mod tests {
                 .collect();
             assert_eq!(found, expected, "round {round}:\n{text}");
         }
+    }
+
+    #[test]
+    fn a_span_that_begins_and_ends_with_its_caller_is_its_child() {
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"f","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"f","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":3}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(0));
+        assert_eq!(s.function("f").map(|f| f.self_ns), Some(3_000));
+        // Two children from the caller's begin to its end.
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"step","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"step","ph":"E","pid":1,"tid":1,"ts":1},
+{"name":"step","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"step","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":3}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(0));
+        assert_eq!(s.function("step").map(|f| f.self_ns), Some(3_000));
     }
 
     #[test]
