@@ -261,3 +261,105 @@ fn a_host_whose_clock_runs_ahead_is_shifted_back_into_place_with_fix_clocks() {
     let fixed = critical_path(&load(&files, true).expect("clocks that can be aligned"));
     assert_eq!(fixed.skewed_links, 0);
 }
+
+fn succeeds(args: &[&str]) -> String {
+    let output = perfflow_trace(args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+}
+
+#[test]
+fn the_command_prints_the_path_as_a_table_csv_json_and_a_merged_track() {
+    let files = fan_out("critical_path_command");
+    let dir = files[0].parent().expect("a directory");
+    let table = succeeds(&["critical-path", path_str(dir)]);
+    assert!(
+        table.starts_with("critical path: 60.000 us, 59.200 us in spans (98.7%), 0.800 us waiting"),
+        "{table}"
+    );
+    assert!(table.contains("task > compute"), "{table}");
+    assert!(table.contains("node0 · driver [100] tid 100 -> node2 · worker [202] tid 202"));
+
+    let csv = succeeds(&["critical-path", path_str(dir), "--csv"]);
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert!(csv
+        .lines()
+        .nth(4)
+        .is_some_and(|line| line.starts_with("span,compute,task > compute,")));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&succeeds(&["critical-path", path_str(dir), "--json"])).expect("JSON");
+    assert_eq!(json["steps"].as_array().map(Vec::len), Some(8));
+    assert_eq!(json["waiting_ns"], 800);
+
+    let merged = dir.join("merged.json");
+    succeeds(&["critical-path", path_str(dir), "-o", path_str(&merged)]);
+    let events = events(&merged);
+    let track: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["cat"] == "critical_path")
+        .collect();
+    assert_eq!(track.len(), 8);
+    assert_eq!(track[3]["name"], "compute");
+    assert_eq!(ts_ns(track[3]) % 1_000_000_000, 2_500);
+    let names = process_names(&events);
+    assert!(
+        names.iter().any(|(_, name)| name == "critical path"),
+        "{names:?}"
+    );
+    succeeds(&["check", path_str(&merged)]);
+}
+
+#[test]
+fn a_database_of_several_runs_needs_the_run_named() {
+    let files = fan_out("critical_path_two_runs");
+    let db = files[0].with_file_name("runs.sqlite");
+    import(&db, &files[..2], "first", &[]).expect("import");
+    import(&db, &files[2..], "second", &[]).expect("import");
+    let output = perfflow_trace(&["critical-path", path_str(&db)]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = text(&output.stderr);
+    assert!(
+        message.contains("expected one run or --run NAME; its runs are first, second"),
+        "{message}"
+    );
+    succeeds(&["critical-path", path_str(&db), "--run", "second"]);
+    let output = perfflow_trace(&[
+        "critical-path",
+        path_str(&db),
+        "--run",
+        "second",
+        "-o",
+        "never.pfw",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("needs trace files, not a database"));
+}
+
+#[test]
+fn profile_prints_the_call_tree_and_writes_it_for_hatchet() {
+    let files = fan_out("profile_command");
+    let dir = files[0].parent().expect("a directory");
+    let tree = succeeds(&["profile", path_str(dir)]);
+    assert!(tree.contains("\n  compute "), "{tree}");
+    let by_process = succeeds(&["profile", path_str(dir), "--by-process"]);
+    assert!(
+        by_process.contains("node2 · worker [202]\ncontext"),
+        "{by_process}"
+    );
+    let hatchet = dir.join("profile.json");
+    succeeds(&["profile", path_str(dir), "--hatchet", path_str(&hatchet)]);
+    let literal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&hatchet).expect("written")).expect("JSON");
+    let task = literal
+        .as_array()
+        .and_then(|roots| roots.iter().find(|root| root["frame"]["name"] == "task"))
+        .expect("task is a root");
+    assert_eq!(task["metrics"]["calls"], 3);
+    assert_eq!(task["metrics"]["processes"], 3);
+}

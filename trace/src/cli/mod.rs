@@ -12,9 +12,11 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
+mod critical_path;
 mod db;
 mod generate;
 mod merge;
+mod profile;
 mod sql;
 mod summary;
 
@@ -37,7 +39,8 @@ of a workflow into one timeline, and imports runs into an SQLite database.
 
 Every command reads each FILE as a stream: memory does not grow with its
 size (check keeps what is open; summary also keeps one entry per name;
-merge keeps the thread numbers and the ends of flows).";
+merge keeps the thread numbers and the ends of flows), except critical-path
+and profile, which hold every span of the workflow.";
 
 const AFTER_HELP: &str = "\
 Exit status:
@@ -53,7 +56,9 @@ Examples:
   perfflow-trace summary perfflow.array.*.pfw
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
-  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"";
+  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace critical-path run/ -o workflow.pfw
+  perfflow-trace profile run/ --hatchet profile.json";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,6 +82,8 @@ enum Command {
     Merge(merge::Args),
     Db(db::Args),
     Sql(sql::Args),
+    CriticalPath(critical_path::Args),
+    Profile(profile::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -110,6 +117,8 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Merge(args) => merge::run(args, out, err),
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
+        Command::CriticalPath(args) => critical_path::run(args, out, err),
+        Command::Profile(args) => profile::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }
