@@ -7,7 +7,7 @@ use crate::source::gpu::{GpuSample, GpuSource};
 use crate::source::infiniband::{IbSample, IbSource};
 use crate::source::net::{NetSample, NetSource};
 use crate::source::perf::{GroupSelection, PerfRequest, PerfSample, PerfSource};
-use crate::source::process::{ProcessDetail, ProcessSource, ProcessTreeSample};
+use crate::source::process::{CpuAccounting, ProcessDetail, ProcessSource, ProcessTreeSample};
 use crate::source::rapl::{RaplSample, RaplSource};
 use crate::source::system::{SystemSample, SystemSource};
 use std::fmt;
@@ -206,6 +206,7 @@ impl Sampler {
                 Source::Proc => {
                     match ProcessSource::probe(
                         &proc_root,
+                        &sys_root,
                         s.config.root_pid,
                         s.config.process_detail,
                     ) {
@@ -348,8 +349,12 @@ impl Sampler {
         match self.process.as_mut() {
             Some(p) => p.set_roots(roots),
             None => {
-                let probed =
-                    ProcessSource::probe(&self.config.proc_root, first, self.config.process_detail);
+                let probed = ProcessSource::probe(
+                    &self.config.proc_root,
+                    &self.config.sys_root,
+                    first,
+                    self.config.process_detail,
+                );
                 if let Ok(mut p) = probed {
                     p.set_roots(roots);
                     self.process = Some(p);
@@ -383,6 +388,12 @@ impl Sampler {
             }
         }
         v
+    }
+
+    /// How the process tree's CPU time is accounted (`None` without the
+    /// process source).
+    pub fn cpu_accounting(&self) -> Option<&CpuAccounting> {
+        self.process.as_ref().map(ProcessSource::accounting)
     }
 
     /// The configuration the sampler was built with.

@@ -279,12 +279,30 @@ struct NodeState {
     hardware: Value,
     processes: BTreeSet<String>,
     stop_reason: Option<String>,
+    /// The main process whose metadata is `parent_proc_md`.
+    parent_pid: Option<i32>,
+    parent_proc_md: Value,
+    /// `-l`, or the launcher identified from the job's processes.
+    launcher: Option<String>,
 }
 
 fn node_meta(config: &Config, followed: &Followed, node: &NodeState, sampler: &Sampler) -> Value {
+    let mut job = job_meta(config, followed);
+    if job["launcher"].is_null() {
+        job["launcher"] = json!(node.launcher);
+    }
+    let accounting = sampler.cpu_accounting().map(|a| match a {
+        crate::source::process::CpuAccounting::Cgroup(dir) => {
+            json!({"method": a.method(), "cgroup": dir.display().to_string()})
+        }
+        _ => json!({"method": a.method()}),
+    });
     json!({
+        "parent_proc_md": node.parent_proc_md,
+        "launcher": node.launcher,
+        "cpu_accounting": accounting,
         "host": node.host,
-        "job": job_meta(config, followed),
+        "job": job,
         "start_time": node.start,
         "end_time": node.end,
         "monitor_pid": std::process::id(),
@@ -333,6 +351,9 @@ impl<'a> Recorder<'a> {
                 hardware: hardware_metadata().to_json_value(),
                 processes: BTreeSet::new(),
                 stop_reason: None,
+                parent_pid: None,
+                parent_proc_md: json!({}),
+                launcher: config.launcher.clone(),
             },
             reported: 0,
         }
@@ -345,6 +366,16 @@ impl<'a> Recorder<'a> {
         }
         self.reported = sampler.unavailable().len();
         if let Some(p) = &snapshot.process {
+            if self.node.parent_pid != Some(p.root_pid) {
+                let proc_root = &sampler.config().proc_root;
+                self.node.parent_pid = Some(p.root_pid);
+                self.node.parent_proc_md =
+                    crate::process_meta::parent_process_metadata(proc_root, p.root_pid);
+                if self.config.launcher.is_none() {
+                    let found = crate::process_meta::identify_launcher(proc_root, &[p.root_pid]);
+                    self.node.launcher = found.map(str::to_string);
+                }
+            }
             for proc in &p.processes {
                 if self.node.processes.len() < MAX_PROCESS_NAMES {
                     self.node

@@ -45,6 +45,9 @@ pub struct PerfEventSample {
     /// Cumulative count since the probe, scaled for multiplexing
     /// (`task-clock` in nanoseconds).
     pub count: u64,
+    /// Count over the interval since the previous sample (since the probe
+    /// for the first sample), as `perf stat -I` prints it.
+    pub interval_count: Option<u64>,
     /// Count per second since the previous sample.
     pub per_s: Option<f64>,
     /// True if some counter was not on the PMU all the time (the count is
@@ -73,8 +76,8 @@ pub struct MetricValue {
     pub name: String,
     /// Unit, if the group gives one.
     pub unit: Option<String>,
-    /// Value over the last interval (`None` on the first sample or without
-    /// inputs).
+    /// Value over the last interval (since the probe on the first sample;
+    /// `None` without inputs).
     pub value: Option<f64>,
 }
 
@@ -321,7 +324,7 @@ impl PerfSource {
                     name: g.name().to_string(),
                     kind: Kind::Generic(g),
                     counters: Kept::new(c).into_iter().collect(),
-                    prev: None,
+                    prev: Some(0),
                     delta: None,
                 }),
                 Err(e) => notes.push(format!("{}: {}", g.name(), refusal(&e, paranoid))),
@@ -384,7 +387,7 @@ impl PerfSource {
                                 name: format!("{}.{}", g.name, ev.name),
                                 kind: Kind::Raw(config),
                                 counters: Kept::new(c).into_iter().collect(),
-                                prev: None,
+                                prev: Some(0),
                                 delta: None,
                             });
                         }
@@ -424,12 +427,14 @@ impl PerfSource {
                 attached += 1;
             }
         }
+        // Counting started at the probe: the first sample's interval
+        // begins here.
         Ok(PerfSource {
             scope,
             tasks: attached,
             events,
             groups,
-            prev_time: None,
+            prev_time: Some(Instant::now()),
         })
     }
 
@@ -476,6 +481,7 @@ impl PerfSource {
             out.push(PerfEventSample {
                 name: ev.name.clone(),
                 count: total,
+                interval_count: ev.delta,
                 per_s: ev.delta.zip(dt).map(|(d, dt)| d as f64 / dt),
                 multiplexed,
             });
