@@ -60,7 +60,7 @@ fn cpu_and_perf_files_of_a_short_job_follow_perfmons_schema() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let mut c = monitor(tmp.path());
-    c.args(["-i", "100ms", "-d"]).arg(&out).args([
+    c.args(["-i", "100ms", "-v", "-d"]).arg(&out).args([
         "--host-name",
         "schema",
         "--",
@@ -97,4 +97,18 @@ fn cpu_and_perf_files_of_a_short_job_follow_perfmons_schema() {
         .collect();
     assert!(recv.windows(2).all(|w| w[0] <= w[1]), "{recv:?}");
     assert_eq!(host["parent_proc_md"]["name"], "sh");
+
+    // perfmon's list of the perf events counted, and with -v the run's
+    // configuration (JSON text, which YAML parsers read).
+    let list = read_json(&out.join(".perf_event_list.json"));
+    assert_eq!(list["host_name"], "schema");
+    assert!(list["software_events"]["task-clock"] == serde_json::json!([]));
+    let config = read_json(&out.join("configs/schema_run_config.yml"));
+    assert_eq!(config["sampling_freq"], 0.1);
+    assert_eq!(config["cpu_accounting"], "reaped-children");
+    let meta = read_json(&metrics(&out).join("meta_data.json"));
+    assert_eq!(
+        meta["schema"]["cpu_accounting"]["method"],
+        "reaped-children"
+    );
 }

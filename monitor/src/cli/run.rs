@@ -299,6 +299,9 @@ fn node_meta(config: &Config, followed: &Followed, node: &NodeState, sampler: &S
     });
     json!({
         "parent_proc_md": node.parent_proc_md,
+        "micro_architecture": crate::source::perf::CpuId::read(&sampler.config().proc_root)
+            .as_ref()
+            .and_then(crate::groups::micro_architecture),
         "launcher": node.launcher,
         "cpu_accounting": accounting,
         "host": node.host,
@@ -324,6 +327,8 @@ struct Recorder<'a> {
     node: NodeState,
     /// Unavailable sources already logged.
     reported: usize,
+    /// `.perf_event_list.json` is written.
+    perf_list_written: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -356,6 +361,7 @@ impl<'a> Recorder<'a> {
                 launcher: config.launcher.clone(),
             },
             reported: 0,
+            perf_list_written: false,
         }
     }
 
@@ -384,7 +390,21 @@ impl<'a> Recorder<'a> {
                 }
             }
         }
-        self.store.push(&record::rows(snapshot, &self.node.host));
+        let rows = record::rows(snapshot, &self.node.host);
+        if !self.perf_list_written {
+            let secs = self.config.interval.as_secs_f64();
+            if let Some(list) = rows
+                .iter()
+                .find_map(|r| super::dumps::perf_event_list(r, secs))
+            {
+                self.perf_list_written = true;
+                if let Err(e) = super::dumps::write_perf_event_list(&self.config.out_dir(), &list) {
+                    self.log
+                        .warn(&format!("cannot write the perf event list: {e}"));
+                }
+            }
+        }
+        self.store.push(&rows);
         if let Some(t) = self.trace.as_mut() {
             t.push(snapshot);
         }
@@ -611,6 +631,7 @@ pub fn run(config: &Config) -> i32 {
             tree_interval: config.interval.max(TREE_INTERVAL),
             ..ProcessDetail::default()
         },
+        perf_groups: config.perf_groups.clone(),
         ..SamplerConfig::default()
     });
     sampler.set_roots(&followed.roots);
@@ -620,6 +641,13 @@ pub fn run(config: &Config) -> i32 {
         .map(ToString::to_string)
         .collect();
     log.info(&format!("sources: {}", names.join(", ")));
+    if config.verbose {
+        let run_config = super::dumps::run_config(config, &host, &followed.job.id, &sampler);
+        match super::dumps::write_run_config(&config.out_dir(), &host, &run_config) {
+            Ok(p) => log.info(&format!("configuration: {}", p.display())),
+            Err(e) => log.warn(&format!("cannot write the configuration: {e}")),
+        }
+    }
     let mut recorder = Recorder::open(config, &log, &host, &followed.job.id, store);
     recorder.checkpoint(&followed, &sampler);
 

@@ -261,7 +261,7 @@ fn read_node_file(path: &Path, data: &mut BTreeMap<MetricFile, FileData>) -> usi
 
 /// Puts `value` at the dotted `key` of `obj`, creating objects on the way.
 /// A key that collides with a value already there is left out.
-fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
     let mut parts = key.split('.').peekable();
     let mut cur = obj;
     while let Some(part) = parts.next() {
@@ -489,6 +489,7 @@ pub fn combine_and<R>(
             "monitor_pid",
             "cpu_accounting",
             "launcher",
+            "micro_architecture",
         ] {
             if let Some(v) = m.get(k) {
                 h.insert(k.into(), v.clone());

@@ -259,7 +259,12 @@ impl CpuId {
     /// the x86 fields.
     pub fn read(proc_root: &Path) -> Option<CpuId> {
         let text = std::fs::read_to_string(proc_root.join("cpuinfo")).ok()?;
-        let procs = crate::parse::cpuinfo::parse(&text).ok()?;
+        CpuId::from_cpuinfo(&text)
+    }
+
+    /// The identity of the first processor of a `/proc/cpuinfo` text.
+    pub fn from_cpuinfo(text: &str) -> Option<CpuId> {
+        let procs = crate::parse::cpuinfo::parse(text).ok()?;
         let p = procs.first()?;
         Some(CpuId {
             vendor: p.vendor.clone()?,
@@ -333,34 +338,9 @@ impl PerfSource {
 
         // 3. Groups.
         let cpu = CpuId::read(req.proc_root);
-        let wanted: Vec<&EventGroup> = match req.groups {
-            GroupSelection::None => Vec::new(),
-            GroupSelection::Matching => req
-                .known_groups
-                .iter()
-                .filter(|g| {
-                    cpu.as_ref()
-                        .is_some_and(|c| g.matches(&c.vendor, c.family, c.model))
-                })
-                .collect(),
-            GroupSelection::Named(names) => names
-                .iter()
-                .filter_map(|n| {
-                    let found = req.known_groups.iter().find(|g| {
-                        &g.name == n
-                            && cpu
-                                .as_ref()
-                                .is_some_and(|c| g.matches(&c.vendor, c.family, c.model))
-                    });
-                    if found.is_none() {
-                        notes.push(format!(
-                            "group {n}: no group of that name for this processor"
-                        ));
-                    }
-                    found
-                })
-                .collect(),
-        };
+        let (wanted, group_notes) =
+            crate::groups::select(req.known_groups, cpu.as_ref(), req.groups);
+        notes.extend(group_notes);
         let mut groups = Vec::new();
         'groups: for g in wanted {
             let mut idx = Vec::new();
