@@ -59,3 +59,34 @@ fn fifty_tasks_of_fifty_ms_between_two_samples_are_counted() {
     );
     w.finish();
 }
+
+/// The kernel adds a reaped child's I/O counters to its parent's `io`
+/// file: a child seen alive by one sample and reaped before the next is
+/// counted once, through its parent.
+#[test]
+fn io_of_a_reaped_child_is_counted_once() {
+    const BYTES: u64 = 16 << 20;
+    let mut w = common::spawn(ENTRY, &format!("reaper:{BYTES}"));
+    let mut s = Sampler::new(SamplerConfig {
+        root_pid: w.pid(),
+        sources: vec![Source::Proc],
+        ..SamplerConfig::default()
+    });
+    let first = s.sample().process.expect("process tree");
+    assert_eq!(first.totals.processes, 2, "the writer is alive");
+    let wchar: u64 = w.ask("reap", "reaped ").parse().unwrap();
+    let tree = s.sample().process.expect("process tree");
+    assert_eq!(tree.totals.processes, 1, "the writer is reaped");
+    let seen = tree
+        .totals
+        .io
+        .write_chars
+        .expect("/proc/<pid>/io is readable");
+    assert!(wchar >= BYTES, "the parent's wchar {wchar}");
+    // The reply line itself is written after wchar was read.
+    assert!(
+        seen >= wchar && seen < wchar + 4096,
+        "sampled {seen} bytes written, the parent's io file says {wchar}"
+    );
+    w.finish();
+}

@@ -50,6 +50,12 @@ const DETAIL_INTERVAL: Duration = Duration::from_secs(5);
 /// new processes.
 const TREE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Least time between reads of the perf counters and of the processes'
+/// `io` files: at fast sampling rates they are the costliest reads left
+/// (one `read` per counter per task, one `io` file per process), and a
+/// second is fine enough for both.
+const SLOW_INTERVAL: Duration = Duration::from_secs(1);
+
 /// The name this node goes by: `--host-name`, `PERFFLOW_MONITOR_HOST`, or
 /// the host name.
 pub fn host_name(config: &Config) -> String {
@@ -629,9 +635,11 @@ pub fn run(config: &Config) -> i32 {
             // New processes of the job are found within a second; known
             // ones are read at every sample.
             tree_interval: config.interval.max(TREE_INTERVAL),
+            io_interval: config.interval.max(SLOW_INTERVAL),
             ..ProcessDetail::default()
         },
         perf_groups: config.perf_groups.clone(),
+        perf_interval: config.interval.max(SLOW_INTERVAL),
         ..SamplerConfig::default()
     });
     sampler.set_roots(&followed.roots);

@@ -7,8 +7,9 @@
 //!
 //! Reading is split in two tiers to keep the cost per sample low:
 //!
-//! - every sample: `stat` (CPU times, threads, RSS, VMS), `io` and the
-//!   `children` files. Their descriptors stay open between samples (up to
+//! - every sample: `stat` (CPU times, threads, RSS, VMS), and `io` and
+//!   the `children` files unless [`ProcessDetail::io_interval`] and
+//!   [`ProcessDetail::tree_interval`] space them out. Their descriptors stay open between samples (up to
 //!   [`ProcessDetail::max_open_files`]) and are re-read from offset 0 with
 //!   `pread`, which saves the open and close and about half the cost.
 //! - details, refreshed at most every [`ProcessDetail::detail_interval`]
@@ -20,7 +21,9 @@
 //!   since the previous refresh.
 //!
 //! Tree totals of counters (I/O, context switches) include the last values
-//! seen of processes that have since exited, so they only grow. RSS, VMS
+//! seen of processes that have since exited, so they only grow; I/O of a
+//! process reaped by a parent in the tree is in the parent's `io` file and
+//! is counted there (see [`CpuAccounting`] for the same rule on CPU time). RSS, VMS
 //! and shared sizes are summed over processes and so count shared pages
 //! once per process; USS does not.
 //!
@@ -241,6 +244,10 @@ pub struct ProcessDetail {
     /// Least time between detail refreshes (`Duration::ZERO`: every
     /// sample). Default 1 s.
     pub detail_interval: Duration,
+    /// Least time between reads of `/proc/<pid>/io` (`Duration::ZERO`, the
+    /// default: every sample). In between, each process's last I/O counters
+    /// are carried and no I/O rate is given; a new process is read at once.
+    pub io_interval: Duration,
     /// Least time between reads of the `children` files that find new
     /// descendants (`Duration::ZERO`, the default: every sample). In
     /// between, each known process keeps the children found last; a
@@ -258,6 +265,7 @@ impl Default for ProcessDetail {
             uss: true,
             fds: true,
             detail_interval: Duration::from_secs(1),
+            io_interval: Duration::ZERO,
             tree_interval: Duration::ZERO,
             max_open_files: 256,
         }
@@ -384,6 +392,8 @@ pub struct ProcessSource {
     last_refresh: Option<Instant>,
     /// When the `children` files were last read.
     last_tree: Option<Instant>,
+    /// When the `io` files were last read.
+    last_io: Option<Instant>,
     root_gone: bool,
 }
 
@@ -480,6 +490,7 @@ impl ProcessSource {
             prev_time: None,
             last_refresh: None,
             last_tree: None,
+            last_io: None,
             root_gone: false,
         };
         source.detect_cgroup();
@@ -665,6 +676,7 @@ impl ProcessSource {
         pid: i32,
         files: &mut Files,
         notes: &mut Vec<String>,
+        read_io: bool,
     ) -> Option<(stat::PidStat, IoCounters)> {
         let root = &self.proc_root;
         let path = || root.join(format!("{pid}/stat"));
@@ -686,7 +698,7 @@ impl ProcessSource {
             Err(_) => return None,
         };
         let mut io = IoCounters::default();
-        if self.detail.io {
+        if self.detail.io && read_io {
             let root = &self.proc_root;
             let path = || root.join(format!("{pid}/io"));
             let may_keep = self.open_files < self.detail.max_open_files;
@@ -743,6 +755,13 @@ impl ProcessSource {
         let tree = self
             .last_tree
             .is_none_or(|t| now.duration_since(t) >= self.detail.tree_interval);
+        let io_refresh = self
+            .last_io
+            .is_none_or(|t| now.duration_since(t) >= self.detail.io_interval);
+        let io_dt = self
+            .last_io
+            .map(|t| now.duration_since(t).as_secs_f64())
+            .filter(|&d| d > 0.0 && io_refresh);
         let parents = (!self.children_files && tree).then(|| self.parent_map());
 
         let mut found: Vec<(ProcessSample, Tracked)> = Vec::new();
@@ -759,14 +778,15 @@ impl ProcessSource {
                 continue;
             }
             let mut t = self.tracked.remove(&pid).unwrap_or_default();
-            let mut fast = self.read_fast(pid, &mut t.files, notes);
+            let read_io = io_refresh || !t.seen;
+            let mut fast = self.read_fast(pid, &mut t.files, notes, read_io);
             if fast.is_none() && t.seen {
                 // The kept descriptors belong to a process that has gone;
                 // the pid may have been reused.
                 self.retire(std::mem::take(&mut t));
-                fast = self.read_fast(pid, &mut t.files, notes);
+                fast = self.read_fast(pid, &mut t.files, notes, true);
             }
-            let Some((st, io)) = fast else {
+            let Some((st, mut io)) = fast else {
                 self.retire(t);
                 continue;
             };
@@ -784,6 +804,10 @@ impl ProcessSource {
                 None
             };
             let first_sight = prev.is_none();
+            if !read_io {
+                // Between I/O reads the last counters stand.
+                io = prev.map(|p| p.io).unwrap_or_default();
+            }
             let counters = Counters {
                 ticks_user: st.utime,
                 ticks_system: st.stime,
@@ -885,6 +909,9 @@ impl ProcessSource {
         if tree {
             self.last_tree = Some(now);
         }
+        if io_refresh {
+            self.last_io = Some(now);
+        }
 
         let (rc, rd) = self.retired;
         let (mut user, mut system) = (
@@ -916,12 +943,12 @@ impl ProcessSource {
         let rates = TreeRates {
             cpu_percent,
             io: IoRates {
-                read_bytes: per_s(grow_io.read_bytes, dt),
-                write_bytes: per_s(grow_io.write_bytes, dt),
-                read_chars: per_s(grow_io.read_chars, dt),
-                write_chars: per_s(grow_io.write_chars, dt),
-                read_calls: per_s(grow_io.read_calls, dt),
-                write_calls: per_s(grow_io.write_calls, dt),
+                read_bytes: per_s(grow_io.read_bytes, io_dt),
+                write_bytes: per_s(grow_io.write_bytes, io_dt),
+                read_chars: per_s(grow_io.read_chars, io_dt),
+                write_chars: per_s(grow_io.write_chars, io_dt),
+                read_calls: per_s(grow_io.read_calls, io_dt),
+                write_calls: per_s(grow_io.write_calls, io_dt),
             },
             voluntary_ctxt_switches: per_s(grow_vol, refresh_dt.filter(|_| refresh)),
             nonvoluntary_ctxt_switches: per_s(grow_nonvol, refresh_dt.filter(|_| refresh)),
@@ -981,9 +1008,10 @@ impl ProcessSource {
     }
 
     /// Folds the last counters of the processes gone in this sample into
-    /// the retired totals. Their CPU time is left out where their parent
-    /// is `live`: the parent reaped them and its `cutime`/`cstime` carry
-    /// their whole time, including what they did after the last sample.
+    /// the retired totals. Their CPU time and I/O are left out where their
+    /// parent is `live`: the parent reaped them, and its `cutime`/`cstime`
+    /// and its `io` file (the kernel adds a reaped child's I/O counters to
+    /// its parent's) carry all they did, after the last sample too.
     fn account_gone(&mut self, live: &HashSet<i32>) {
         for t in std::mem::take(&mut self.gone) {
             let (c, d) = &mut self.retired;
@@ -992,8 +1020,8 @@ impl ProcessSource {
                 c.ticks_system += t.counters.ticks_system;
                 c.cticks_user += t.counters.cticks_user;
                 c.cticks_system += t.counters.cticks_system;
+                c.io = add_io(c.io, t.counters.io);
             }
-            c.io = add_io(c.io, t.counters.io);
             d.vol = add(d.vol, t.detail.vol);
             d.nonvol = add(d.nonvol, t.detail.nonvol);
         }
@@ -1010,8 +1038,10 @@ impl ProcessSource {
             .min()?;
         let uptime = self.reader.read(&self.proc_root.join("uptime")).ok()?;
         let up_s: f64 = uptime.split_ascii_whitespace().next()?.parse().ok()?;
-        let alive_s = up_s - start_ticks as f64 / self.ticks_per_s;
-        (alive_s > 0.0).then(|| 100.0 * cpu_s / alive_s)
+        // `uptime` has 10 ms steps: a root started within the last step
+        // has lived for at least one clock tick.
+        let alive_s = (up_s - start_ticks as f64 / self.ticks_per_s).max(1.0 / self.ticks_per_s);
+        Some(100.0 * cpu_s / alive_s)
     }
 
     /// The job's cgroup figures and its user and system microseconds, with
