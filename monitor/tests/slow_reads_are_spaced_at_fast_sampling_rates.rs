@@ -69,3 +69,66 @@ fn perf_counters_are_read_at_most_once_per_perf_interval() {
     assert!(s.sample().perf.is_some(), "the first sample reads perf");
     assert!(s.sample().perf.is_none(), "the next one is too early");
 }
+
+fn stat_line(pid: i32, ppid: i32, utime: u64, cutime: u64) -> String {
+    format!(
+        "{pid} (p{pid}) S {ppid} {pid} {pid} 0 -1 4194304 10 0 0 0 {utime} 0 {cutime} 0 20 0 1 0 500 1000000 100 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
+    )
+}
+
+/// Between tree reads an idle leaf is not read again; once its parent's
+/// reaped-children time grows, it is read (it may be the reaped one), so
+/// its time is never counted both in itself and in its parent.
+#[test]
+fn idle_leaves_wait_for_the_tree_read_unless_their_parent_reaped() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let proc_root = dir.path().join("proc");
+    write(
+        &proc_root,
+        "meminfo",
+        "MemTotal: 2048 kB\nMemFree: 1024 kB\n",
+    );
+    write(&proc_root, "uptime", "1000.00 1800.00\n");
+    write(&proc_root, "100/stat", &stat_line(100, 1, 10, 0));
+    write(&proc_root, "100/task/100/children", "101");
+    write(&proc_root, "101/stat", &stat_line(101, 100, 50, 0));
+    write(&proc_root, "101/task/101/children", "");
+    let mut s = Sampler::new(SamplerConfig {
+        root_pid: 100,
+        sources: vec![Source::Proc],
+        proc_root: proc_root.clone(),
+        sys_root: dir.path().join("sys"),
+        process_detail: ProcessDetail {
+            io: false,
+            tree_interval: Duration::from_secs(3600),
+            // Opened at each read, so a removed file is a process gone.
+            max_open_files: 0,
+            ..ProcessDetail::default()
+        },
+        ..SamplerConfig::default()
+    });
+    let ticks = |s: &mut Sampler| {
+        let t = s.sample().process.expect("tree").totals;
+        t.user_time_s + t.system_time_s
+    };
+    let first = ticks(&mut s);
+    // Two unchanged reads make the leaf idle.
+    assert_eq!(ticks(&mut s), first);
+    assert_eq!(ticks(&mut s), first);
+    // Changed behind the sampler's back: not read until the next tree read.
+    write(&proc_root, "101/stat", &stat_line(101, 100, 70, 0));
+    assert_eq!(ticks(&mut s), first, "the idle leaf is not read");
+    // The leaf exits and its parent reaps it: the parent's cutime carries
+    // its 70 ticks, and the leaf is read (and found gone), not kept.
+    fs::remove_dir_all(proc_root.join("101")).expect("rm");
+    write(&proc_root, "100/task/100/children", "");
+    write(&proc_root, "100/stat", &stat_line(100, 1, 10, 70));
+    let after = s.sample().process.expect("tree");
+    assert_eq!(after.totals.processes, 1);
+    let per_tick = first / 60.0;
+    let total = after.totals.user_time_s + after.totals.system_time_s;
+    assert!(
+        (total - 80.0 * per_tick).abs() < 1e-9,
+        "{total} s, expected 80 ticks"
+    );
+}

@@ -251,7 +251,11 @@ pub struct ProcessDetail {
     /// Least time between reads of the `children` files that find new
     /// descendants (`Duration::ZERO`, the default: every sample). In
     /// between, each known process keeps the children found last; a
-    /// process started meanwhile is found at the next read.
+    /// process started meanwhile is found at the next read. Also in
+    /// between, an idle process without children (its `stat` unchanged
+    /// over two reads) is not read again, unless its parent has just
+    /// reaped a child: its values stand, and every process is read at
+    /// each tree read.
     pub tree_interval: Duration,
     /// Most descriptors kept open between samples; past that, files are
     /// opened and closed at each read. Default 256.
@@ -323,7 +327,15 @@ struct Tracked {
     files: Files,
     /// Children found at the last tree read.
     kids: Vec<i32>,
+    /// `stat` at the last read, and how many reads in a row found it
+    /// unchanged (an idle process).
+    last_stat: Option<stat::PidStat>,
+    idle_reads: u8,
 }
+
+/// A process whose `stat` did not change over this many reads in a row
+/// is idle.
+const IDLE_READS: u8 = 2;
 
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
@@ -407,37 +419,42 @@ fn read_kept<'r>(
     may_keep: bool,
     open_files: &mut usize,
 ) -> Result<&'r str, Error> {
-    if kept.as_ref().is_some_and(|k| k.get().is_none()) {
-        // Closed or replaced by the program hosting the sampler: forgotten
-        // (never closed) and opened again.
-        *kept = None;
-        *open_files = open_files.saturating_sub(1);
-    }
-    if kept.is_none() {
-        let p = path();
-        if !may_keep {
-            let mut f = File::open(&p).map_err(|e| Error::io(&p, e))?;
-            return reader.read_open(&mut f, &p);
-        }
-        let f = open_high(&p).map_err(|e| Error::io(&p, e))?;
-        *kept = Kept::new(f);
-        if kept.is_some() {
-            *open_files += 1;
-        }
-    }
-    match kept.as_ref().and_then(Kept::get) {
-        Some(f) => {
-            if let Err(e) = reader.reread(f, Path::new("")) {
-                let p = path();
-                return Err(match e {
-                    Error::Io { source, .. } => Error::io(&p, source),
-                    other => other,
-                });
+    // One identity check per read: the descriptor is checked ours once
+    // and then used.
+    let ours = kept.as_ref().map(Kept::get);
+    let file = match ours {
+        Some(Some(f)) => f,
+        _ => {
+            if ours.is_some() {
+                // Closed or replaced by the program hosting the sampler:
+                // forgotten (never closed) and opened again.
+                *kept = None;
+                *open_files = open_files.saturating_sub(1);
             }
-            Ok(reader.text())
+            let p = path();
+            if !may_keep {
+                let mut f = File::open(&p).map_err(|e| Error::io(&p, e))?;
+                return reader.read_open(&mut f, &p);
+            }
+            let f = open_high(&p).map_err(|e| Error::io(&p, e))?;
+            *kept = Kept::new(f);
+            match kept.as_ref() {
+                Some(k) => {
+                    *open_files += 1;
+                    k.just_kept()
+                }
+                None => return Err(Error::io(&p, std::io::ErrorKind::NotFound.into())),
+            }
         }
-        None => Err(Error::io(&path(), std::io::ErrorKind::NotFound.into())),
+    };
+    if let Err(e) = reader.reread(file, Path::new("")) {
+        let p = path();
+        return Err(match e {
+            Error::Io { source, .. } => Error::io(&p, source),
+            other => other,
+        });
     }
+    Ok(reader.text())
 }
 
 impl ProcessSource {
@@ -771,6 +788,8 @@ impl ProcessSource {
         let mut i = 0;
         let mut grow_io = IoCounters::default();
         let (mut grow_vol, mut grow_nonvol) = (None, None);
+        // Processes whose reaped children's times grew in this sample.
+        let mut reaped_by: HashSet<i32> = HashSet::new();
         while i < queue.len() {
             let pid = queue[i];
             i += 1;
@@ -778,8 +797,19 @@ impl ProcessSource {
                 continue;
             }
             let mut t = self.tracked.remove(&pid).unwrap_or_default();
-            let read_io = io_refresh || !t.seen;
-            let mut fast = self.read_fast(pid, &mut t.files, notes, read_io);
+            // Between tree reads, an idle process without children is not
+            // read again, unless its parent has just reaped a child (it
+            // may be that child).
+            let skip = !tree
+                && t.seen
+                && t.idle_reads >= IDLE_READS
+                && t.kids.is_empty()
+                && !reaped_by.contains(&t.ppid);
+            let read_io = !skip && (io_refresh || !t.seen);
+            let mut fast = match (&t.last_stat, skip) {
+                (Some(last), true) => Some((last.clone(), IoCounters::default())),
+                _ => self.read_fast(pid, &mut t.files, notes, read_io),
+            };
             if fast.is_none() && t.seen {
                 // The kept descriptors belong to a process that has gone;
                 // the pid may have been reused.
@@ -815,6 +845,25 @@ impl ProcessSource {
                 cticks_system: u64::try_from(st.cstime).unwrap_or(0),
                 io,
             };
+            if let Some(p) = prev {
+                if counters.cticks_user + counters.cticks_system > p.cticks_user + p.cticks_system {
+                    reaped_by.insert(pid);
+                }
+            }
+            if !skip {
+                let same = t.last_stat.as_ref().is_some_and(|o| {
+                    (o.utime, o.stime, o.cutime, o.cstime, o.starttime)
+                        == (st.utime, st.stime, st.cutime, st.cstime, st.starttime)
+                        && (o.rss_pages, o.num_threads, o.state)
+                            == (st.rss_pages, st.num_threads, st.state)
+                });
+                t.idle_reads = if same {
+                    t.idle_reads.saturating_add(1)
+                } else {
+                    0
+                };
+                t.last_stat = Some(st.clone());
+            }
             if first_sight || refresh {
                 t.detail = self.read_detail(pid, notes);
             }
