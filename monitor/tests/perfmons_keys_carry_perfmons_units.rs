@@ -109,43 +109,47 @@ fn value(row: &Row, key: &str) -> (String, Option<f64>) {
 fn perfmon_keys_hold_raw_counters_in_perfmons_units() {
     let rows = rows(&snapshot(), "n1");
     let of = |f: MetricFile| rows.iter().find(|r| r.file == f).expect("row");
-    let cpu = of(MetricFile::Cpu);
-    let expect = |row: &Row, key: &str, unit: &str, v: f64| {
-        assert_eq!(value(row, key), (unit.to_string(), Some(v)), "{key}");
-    };
-    // Raw, summed over every interface (loopback too, as psutil).
-    expect(cpu, "net_io_counters.bytes_recv", "bytes", 5100.0);
-    expect(cpu, "net_io_counters.bytes_sent", "bytes", 7100.0);
-    expect(cpu, "net_io_counters.packets_sent", "count", 40.0);
-    expect(cpu, "net_io_rates.bytes_recv", "bytes/s", 2.0);
-    // RAPL: raw micro-joules under perfmon's domain names.
-    expect(cpu, "rapl_powercap.package-0", "uJ", 123_456_789.0);
-    expect(cpu, "rapl_powercap.core-0", "uJ", 1_000.0);
-    expect(cpu, "rapl_powercap.dram-0", "uJ", 2_000.0);
-    expect(cpu, "rapl_power.package-0", "W", 42.0);
-    // perf: counts over the interval, task-clock in ms.
-    let perf = of(MetricFile::Perf);
-    expect(perf, "hardware_events.instructions", "count", 3_000.0);
-    expect(perf, "software_events.task-clock", "ms", 30.0);
-    // GPU: NVML's units.
-    let gpu = of(MetricFile::Gpu);
+    let (cpu, perf, gpu) = (
+        of(MetricFile::Cpu),
+        of(MetricFile::Perf),
+        of(MetricFile::Gpu),
+    );
     assert_eq!(gpu.host, "gpu-0.n1");
-    expect(
-        gpu,
-        "memory_used.gpu_memory",
-        "bytes",
-        f64::from(1u32 << 30),
-    );
-    expect(
-        gpu,
-        "memory_used.bar1_memory",
-        "bytes",
-        f64::from(1u32 << 20),
-    );
-    expect(gpu, "power_usage", "mW", 312_500.0);
-    expect(gpu, "pci_thgpt.send", "KB/s", 2048.0);
-    expect(gpu, "pci_thgpt.recv", "KB/s", 1024.0);
-    expect(gpu, "violation", "ns", 5_000.0);
-    expect(gpu, "ecc_errors.sp", "count", 2.0);
-    expect(gpu, "ecc_errors.dp", "count", 1.0);
+    let expected: [(&Row, &str, &str, f64); 18] = [
+        // Raw, summed over every interface (loopback too, as psutil).
+        (cpu, "net_io_counters.bytes_recv", "bytes", 5100.0),
+        (cpu, "net_io_counters.bytes_sent", "bytes", 7100.0),
+        (cpu, "net_io_counters.packets_sent", "count", 40.0),
+        (cpu, "net_io_rates.bytes_recv", "bytes/s", 2.0),
+        // RAPL: raw micro-joules under perfmon's domain names.
+        (cpu, "rapl_powercap.package-0", "uJ", 123_456_789.0),
+        (cpu, "rapl_powercap.core-0", "uJ", 1_000.0),
+        (cpu, "rapl_powercap.dram-0", "uJ", 2_000.0),
+        (cpu, "rapl_power.package-0", "W", 42.0),
+        // perf: counts over the interval, task-clock in ms.
+        (perf, "hardware_events.instructions", "count", 3_000.0),
+        (perf, "software_events.task-clock", "ms", 30.0),
+        // GPU: NVML's units.
+        (
+            gpu,
+            "memory_used.gpu_memory",
+            "bytes",
+            f64::from(1u32 << 30),
+        ),
+        (
+            gpu,
+            "memory_used.bar1_memory",
+            "bytes",
+            f64::from(1u32 << 20),
+        ),
+        (gpu, "power_usage", "mW", 312_500.0),
+        (gpu, "pci_thgpt.send", "KB/s", 2048.0),
+        (gpu, "pci_thgpt.recv", "KB/s", 1024.0),
+        (gpu, "violation", "ns", 5_000.0),
+        (gpu, "ecc_errors.sp", "count", 2.0),
+        (gpu, "ecc_errors.dp", "count", 1.0),
+    ];
+    for (row, key, unit, v) in expected {
+        assert_eq!(value(row, key), (unit.to_string(), Some(v)), "{key}");
+    }
 }
