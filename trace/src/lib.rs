@@ -66,15 +66,20 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod compare;
 mod db;
 mod error;
 mod event;
 mod merge;
 mod read;
+mod runs;
 mod spans;
+pub mod stats;
 mod summary;
+mod treatments;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
@@ -85,4 +90,9 @@ pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,
 };
+pub use runs::{db_run, read_run, FunctionTotals, RunProfile, RunsError};
 pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};
+pub use treatments::{
+    scored_runs, treatments, Effect, FactorEffect, Given, Reduce, Score, ScoredRun,
+    TreatmentOptions, Treatments,
+};
