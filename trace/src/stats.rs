@@ -84,11 +84,26 @@ impl Resampler {
         }
     }
 
+    /// One position drawn uniformly from `0..count`. `count` must not be
+    /// zero.
+    pub fn index(&mut self, count: usize) -> usize {
+        self.rng.random_range(0..count)
+    }
+
+    /// The mean of `values.len()` values drawn from `values` with
+    /// replacement. `values` must not be empty.
+    pub fn resampled_mean(&mut self, values: &[f64]) -> f64 {
+        let sum: f64 = (0..values.len())
+            .map(|_| values[self.index(values.len())])
+            .sum();
+        sum / values.len() as f64
+    }
+
     /// Fills `picks` with positions drawn uniformly, with replacement, from
     /// `0..count`. `count` must not be zero.
     pub fn draw(&mut self, count: usize, picks: &mut Vec<usize>) {
         picks.clear();
-        picks.extend((0..count).map(|_| self.rng.random_range(0..count)));
+        picks.extend((0..count).map(|_| self.index(count)));
     }
 
     /// `values` at the positions of `picks`.

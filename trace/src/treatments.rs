@@ -504,25 +504,18 @@ fn effect_of_refs(contexts: &[&Context], options: &TreatmentOptions) -> Effect {
     let interval = (differences.len() >= 2 && options.resamples > 0)
         .then(|| {
             let mut resampler = Resampler::new(options.seed);
-            let (mut picks, mut x_picks, mut y_picks) = (Vec::new(), Vec::new(), Vec::new());
-            let (mut xs, mut ys) = (Vec::new(), Vec::new());
             let means = (0..options.resamples)
                 .map(|_| {
-                    resampler.draw(sides.len(), &mut picks);
-                    let mut drawn: Vec<(Vec<f64>, Vec<f64>)> = Vec::with_capacity(picks.len());
-                    for &at in &picks {
-                        let (x, y) = sides[at];
-                        resampler.draw(x.len(), &mut x_picks);
-                        Resampler::pick(x, &x_picks, &mut xs);
-                        resampler.draw(y.len(), &mut y_picks);
-                        Resampler::pick(y, &y_picks, &mut ys);
-                        drawn.push((xs.clone(), ys.clone()));
+                    let (mut pairs, mut difference) = (0.0, 0.0);
+                    for _ in 0..sides.len() {
+                        let (x, y) = sides[resampler.index(sides.len())];
+                        let weight = (x.len() * y.len()) as f64;
+                        let mean_x = resampler.resampled_mean(x);
+                        let mean_y = resampler.resampled_mean(y);
+                        pairs += weight;
+                        difference += weight * (mean_y - mean_x);
                     }
-                    let drawn: Vec<(&[f64], &[f64])> = drawn
-                        .iter()
-                        .map(|(x, y)| (x.as_slice(), y.as_slice()))
-                        .collect();
-                    mean_over_pairs(&drawn).0
+                    difference / pairs
                 })
                 .collect();
             percentile_interval(means)
