@@ -6,42 +6,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use perfflow_trace::{compare, read_run, CompareOptions, RunProfile, Verdict};
 use support::*;
-
-const MS: u64 = 1_000_000;
-
-/// One run: `main` around `setup`, `work` (twice, as two halves) and
-/// `finish`, with `gap` of main's own time before `setup`; durations in
-/// nanoseconds. `main` is a B/E pair, the calls inside it X events.
-fn write_run(dir: &Path, setup: u64, work: u64, finish: u64, gap: u64) -> PathBuf {
-    std::fs::create_dir_all(dir).expect("run directory");
-    let start = 1_000 * MS;
-    let x = |name: &str, ts: u64, dur: u64| {
-        format!(
-            "{{\"name\":\"{name}\",\"cat\":\"app\",\"pid\":5,\"tid\":5,\"ts\":{}.{:03},\"dur\":{}.{:03},\"ph\":\"X\"}},\n",
-            ts / 1000,
-            ts % 1000,
-            dur / 1000,
-            dur % 1000
-        )
-    };
-    let mut body = event("main", "app", "B", 5, 5, start);
-    let mut now = start + gap;
-    body += &x("setup", now, setup);
-    now += setup;
-    for _ in 0..2 {
-        body += &x("work", now, work / 2);
-        now += work / 2;
-    }
-    body += &x("finish", now, finish);
-    now += finish;
-    body += &event("main", "app", "E", 5, 5, now);
-    runtime_file(dir, "n1", "app", 5, &body);
-    dir.to_path_buf()
-}
 
 fn runs(root: &Path, side: &str, work_ms: u64) -> Vec<RunProfile> {
     // Run-to-run spread of a few hundred microseconds in every function,
@@ -51,7 +19,7 @@ fn runs(root: &Path, side: &str, work_ms: u64) -> Vec<RunProfile> {
         .map(|i| {
             let jitter = spread[i] * 200_000;
             let dir = root.join(format!("{side}{i}"));
-            write_run(
+            program_run(
                 &dir,
                 2 * MS + jitter,
                 work_ms * MS + jitter,
@@ -118,7 +86,7 @@ fn compare_finds_the_slowed_function_and_not_the_others() {
 #[test]
 fn a_run_read_back_from_the_database_has_the_profile_of_its_traces() {
     let root = scratch("compare_db_profile");
-    let dir = write_run(&root.join("run"), 2 * MS, 10 * MS, 3 * MS, MS);
+    let dir = program_run(&root.join("run"), 2 * MS, 10 * MS, 3 * MS, MS);
     let from_files = read_run("r", &[dir.clone()]).expect("readable run");
     let db = root.join("runs.sqlite");
     import(&db, &[path_str(&dir), "--run", "r"]);

@@ -12,8 +12,6 @@ use std::path::Path;
 use perfflow_trace::{scored_runs, treatments, Score, TreatmentOptions, Treatments};
 use support::*;
 
-const MS: u64 = 1_000_000;
-
 /// Imports the 12 runs whose wall time is `wall(a, b)` ms plus a repeat's
 /// spread of 0, 1 or 2 ms; each has two `task` spans of 3 and 5 ms.
 fn database(test: &str, wall: impl Fn(u64, u64) -> u64) -> (std::path::PathBuf, Treatments) {
