@@ -13,7 +13,7 @@
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has five parts:
+//! The crate has six parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -37,7 +37,12 @@
 //!   their labels, processes, threads, spans with depth and parent,
 //!   instants, flows between spans, counters), skipping files already
 //!   there; [`query`] runs SQL (or a [`CANNED`] query) on it and prints a
-//!   table, CSV or JSON.
+//!   table, CSV or JSON;
+//! * comparing runs: [`compare`] sets two sets of repeated runs
+//!   ([`RunProfile`]s, from [`read_run`] or [`db_run`]) side by side per
+//!   function, and [`treatments`] gives each run label's effect on a
+//!   score, alone and given the other labels; both with bootstrap
+//!   intervals ([`stats`]) and plain serialisable results.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
