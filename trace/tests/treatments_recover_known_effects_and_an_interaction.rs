@@ -14,7 +14,12 @@ use support::*;
 
 /// Imports the 12 runs whose wall time is `wall(a, b)` ms plus a repeat's
 /// spread of 0, 1 or 2 ms; each has two `task` spans of 3 and 5 ms.
-fn database(test: &str, wall: impl Fn(u64, u64) -> u64) -> (std::path::PathBuf, Treatments) {
+/// Returns the scratch directory (to remove), the database and the
+/// effects on the wall time.
+fn database(
+    test: &str,
+    wall: impl Fn(u64, u64) -> u64,
+) -> (std::path::PathBuf, std::path::PathBuf, Treatments) {
     let root = scratch(test);
     let db = root.join("runs.sqlite");
     for a in 0..2 {
@@ -32,8 +37,7 @@ fn database(test: &str, wall: impl Fn(u64, u64) -> u64) -> (std::path::PathBuf, 
     assert_eq!(unit, "ns");
     assert_eq!(runs.len(), 12);
     let result = treatments("wall", &unit, &runs, &TreatmentOptions::default());
-    let _ = std::fs::remove_dir_all(&root);
-    (db, result)
+    (root, db, result)
 }
 
 fn write_run(dir: &Path, a: u64, wall_ns: u64) {
@@ -98,7 +102,7 @@ fn interval_ms(result: &Treatments, factor: &str, other: &str, level: &str) -> (
 
 #[test]
 fn treatments_recover_known_additive_effects() {
-    let (_, result) = database("treatments_additive", |a, b| 100 + 10 * a + 20 * b);
+    let (root, _, result) = database("treatments_additive", |a, b| 100 + 10 * a + 20 * b);
     // Each factor pairs 3 x 3 runs in each of the other factor's 2 levels.
     assert_eq!(effect(&result, "a", None), (10.0, 10.0, 18));
     assert_eq!(effect(&result, "b", None), (20.0, 20.0, 18));
@@ -109,12 +113,13 @@ fn treatments_recover_known_additive_effects() {
     let overall = result.factors[0].effect.interval.expect("an interval");
     assert!(overall.low > 0.0 && overall.low <= 10.0 * MS as f64);
     assert!(overall.high >= 10.0 * MS as f64);
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
 fn treatments_recover_a_known_interaction() {
     // Whichever of a and b comes first gets 10 ms of its saving.
-    let (_, result) = database("treatments_interaction", |a, b| {
+    let (root, db, result) = database("treatments_interaction", |a, b| {
         100 + 10 * a + 20 * b - 10 * a * b
     });
     assert_eq!(effect(&result, "a", Some(("b", "0"))), (10.0, 10.0, 9));
@@ -137,6 +142,22 @@ fn treatments_recover_a_known_interaction() {
         "{csv}"
     );
     assert!(csv.contains("\na,0,1,b,1,9,1,0,0,"), "{csv}");
+
+    // The command prints the same analysis.
+    let output = perfflow_trace(&["treatments", path_str(&db), "--score", "wall", "--csv"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), csv);
+    let output = perfflow_trace(&["treatments", path_str(&db), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(json["factors"][0]["given"][1]["effect"]["mean"], 0.0);
+    let output = perfflow_trace(&["treatments", path_str(&root.join("none.sqlite"))]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("none.sqlite"),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -153,5 +174,35 @@ fn a_span_score_is_the_mean_duration_of_the_spans_of_that_name() {
     assert_eq!(runs[0].labels["a"], "1");
     let (runs, _) = scored_runs(&db, &"span:missing".parse().expect("score")).expect("runs");
     assert_eq!(runs[0].score, None);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_metric_score_is_the_mean_or_the_max_of_the_runs_samples() {
+    let root = scratch("treatments_metric_score");
+    let metrics = root.join("job").join("metrics");
+    std::fs::create_dir_all(&metrics).expect("metrics directory");
+    write(
+        &metrics,
+        "cpu_metrics.json",
+        r#"{"host_names": ["n1", "n2"], "units": {"power": "W"},
+            "n1": {"time_stamps": [1763700000.0, 1763700001.0], "power": [50, 60]},
+            "n2": {"time_stamps": [1763700000.0], "power": [100]}}"#,
+    );
+    let db = root.join("runs.sqlite");
+    import(&db, &[path_str(&root.join("job")), "--run", "m"]);
+    let score = |expr: &str| {
+        let (runs, unit) = scored_runs(&db, &expr.parse().expect("score")).expect("runs");
+        (runs[0].score, unit)
+    };
+    assert_eq!(
+        score("metric:cpu_metrics.power"),
+        (Some(70.0), "W".to_string())
+    );
+    assert_eq!(
+        score("metric:cpu_metrics.power:max"),
+        (Some(100.0), "W".to_string())
+    );
+    assert_eq!(score("metric:cpu_metrics.absent").0, None);
     let _ = std::fs::remove_dir_all(&root);
 }
