@@ -87,7 +87,7 @@ fn compare_finds_the_slowed_function_and_not_the_others() {
 fn a_run_read_back_from_the_database_has_the_profile_of_its_traces() {
     let root = scratch("compare_db_profile");
     let dir = program_run(&root.join("run"), 2 * MS, 10 * MS, 3 * MS, MS);
-    let from_files = read_run("r", &[dir.clone()]).expect("readable run");
+    let from_files = read_run("r", std::slice::from_ref(&dir)).expect("readable run");
     let db = root.join("runs.sqlite");
     import(&db, &[path_str(&dir), "--run", "r"]);
     let from_db = perfflow_trace::db_run(&db, "r").expect("run in the database");
