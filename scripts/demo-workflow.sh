@@ -12,10 +12,10 @@
 #   bash scripts/demo-workflow.sh            # builds perfflow into build/install first
 #   bash scripts/demo-workflow.sh PREFIX     # uses perfflow installed in PREFIX
 set -euo pipefail
+prefix=
+if [ $# -ge 1 ]; then prefix=$(cd "$1" && pwd); fi
 cd "$(dirname "$0")/.."
-if [ $# -ge 1 ]; then
-  prefix=$(cd "$1" && pwd)
-else
+if [ -z "$prefix" ]; then
   bash scripts/setup-debian.sh
   export PATH="$HOME/.cargo/bin:$PATH"
   echo "== building perfflow (first build compiles the Rust crates: a few minutes)"
