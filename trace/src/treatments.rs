@@ -345,15 +345,32 @@ fn sort_levels(levels: &mut [Option<String>]) {
     });
 }
 
-/// Every factor's effect on the scores of `runs`.
+/// Every factor's effect on the scores of `runs`; an error names a
+/// baseline that no scored run has.
 pub fn treatments(
     score: &str,
     unit: &str,
     runs: &[ScoredRun],
     options: &TreatmentOptions,
-) -> Treatments {
+) -> Result<Treatments, String> {
     let ignored = |key: &String| options.ignore.contains(key);
     let scored: Vec<&ScoredRun> = runs.iter().filter(|run| run.score.is_some()).collect();
+    for (key, level) in &options.baselines {
+        let mut levels: Vec<Option<String>> = scored
+            .iter()
+            .map(|run| run.labels.get(key).cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !levels.contains(&Some(level.clone())) {
+            sort_levels(&mut levels);
+            let known: Vec<&str> = levels.iter().map(level_name).collect();
+            return Err(format!(
+                "baseline {key}={level}: no scored run has it; the runs' levels of {key}: {}",
+                known.join(", ")
+            ));
+        }
+    }
     let factors: BTreeSet<String> = scored
         .iter()
         .flat_map(|run| run.labels.keys())
@@ -386,10 +403,7 @@ pub fn treatments(
             .iter()
             .find(|(key, _)| key == factor)
             .map(|(_, level)| Some(level.clone()));
-        let baseline = match chosen {
-            Some(level) if levels.contains(&level) => level,
-            _ => levels[0].clone(),
-        };
+        let baseline = chosen.unwrap_or_else(|| levels[0].clone());
         for level in levels.iter().filter(|level| **level != baseline) {
             let contexts = contexts(&cells, factor, &baseline, level);
             if contexts.is_empty() {
@@ -430,7 +444,7 @@ pub fn treatments(
             });
         }
     }
-    Treatments {
+    Ok(Treatments {
         score: score.to_string(),
         unit: unit.to_string(),
         runs: scored.len(),
@@ -443,7 +457,7 @@ pub fn treatments(
         resamples: options.resamples,
         seed: options.seed,
         factors: effects,
-    }
+    })
 }
 
 /// The contexts where `factor` is both at `from` and at `to`.

@@ -36,7 +36,7 @@ fn database(
     let (runs, unit) = scored_runs(&db, &Score::Wall).expect("scored runs");
     assert_eq!(unit, "ns");
     assert_eq!(runs.len(), 12);
-    let result = treatments("wall", &unit, &runs, &TreatmentOptions::default());
+    let result = treatments("wall", &unit, &runs, &TreatmentOptions::default()).expect("effects");
     (root, db, result)
 }
 
@@ -150,6 +150,19 @@ fn treatments_recover_a_known_interaction() {
     let output = perfflow_trace(&["treatments", path_str(&db), "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     assert_eq!(json["factors"][0]["given"][1]["effect"]["mean"], 0.0);
+    let output = perfflow_trace(&["treatments", path_str(&db), "--baseline", "a=2"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("baseline a=2: no scored run has it; the runs' levels of a: 0, 1"),
+        "{stderr}"
+    );
+    let output = perfflow_trace(&["treatments", path_str(&db), "--baseline", "b=1", "--csv"]);
+    assert!(
+        text(&output.stdout).contains("\nb,1,0,,,18,"),
+        "{}",
+        text(&output.stdout)
+    );
     let output = perfflow_trace(&["treatments", path_str(&root.join("none.sqlite"))]);
     assert_eq!(output.status.code(), Some(1));
     assert!(

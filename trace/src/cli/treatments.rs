@@ -8,7 +8,7 @@ use perfflow_trace::{scored_runs, treatments, Score, TreatmentOptions};
 
 use super::compare::{print_as, Output, Resampling};
 use super::db::label;
-use super::{say, EXIT_FAILED, EXIT_OK};
+use super::{say, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Show what each treatment factor (run label) does to a score
 ///
@@ -62,7 +62,13 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         resamples: args.resampling.resamples,
         seed: args.resampling.seed,
     };
-    let result = treatments(&args.score.to_string(), &unit, &runs, &options);
+    let result = match treatments(&args.score.to_string(), &unit, &runs, &options) {
+        Ok(result) => result,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: treatments: {error}"));
+            return EXIT_USAGE;
+        }
+    };
     print_as(&args.output, &result, || result.to_csv(), out);
     EXIT_OK
 }
