@@ -12,6 +12,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
+mod compare;
 mod critical_path;
 mod db;
 mod generate;
@@ -19,6 +20,7 @@ mod merge;
 mod profile;
 mod sql;
 mod summary;
+mod treatments;
 
 /// Exit status: everything was valid.
 pub const EXIT_OK: u8 = 0;
@@ -48,6 +50,7 @@ Exit status:
   1  a FILE cannot be read, is invalid, or misses an expectation; a
      database or output file cannot be written
   2  the command line is wrong
+  3  compare --fail-if-slower: a significant slowdown beyond the limit
 
 Examples:
   perfflow-trace check perfflow.array.node1.4242.pfw
@@ -58,7 +61,9 @@ Examples:
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
   perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
   perfflow-trace critical-path run/ -o workflow.pfw
-  perfflow-trace profile run/ --hatchet profile.json";
+  perfflow-trace profile run/ --hatchet profile.json
+  perfflow-trace compare --a base/* --b new/* --fail-if-slower 5
+  perfflow-trace treatments runs.sqlite --score wall";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -84,6 +89,8 @@ enum Command {
     Sql(sql::Args),
     CriticalPath(critical_path::Args),
     Profile(profile::Args),
+    Compare(compare::Args),
+    Treatments(treatments::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -119,6 +126,8 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Sql(args) => sql::run(args, out, err),
         Command::CriticalPath(args) => critical_path::run(args, out, err),
         Command::Profile(args) => profile::run(args, out, err),
+        Command::Compare(args) => compare::run(args, out, err),
+        Command::Treatments(args) => treatments::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }
