@@ -13,7 +13,7 @@
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has six parts:
+//! The crate has seven parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -42,7 +42,12 @@
 //!   ([`RunProfile`]s, from [`read_run`] or [`db_run`]) side by side per
 //!   function, and [`treatments`] gives each run label's effect on a
 //!   score, alone and given the other labels; both with bootstrap
-//!   intervals ([`stats`]) and plain serialisable results.
+//!   intervals ([`stats`]) and plain serialisable results;
+//! * following a workflow: [`load`] (or [`load_db`]) reads every span,
+//!   thread, process and link between threads (flows, asynchronous spans)
+//!   into a [`Workflow`]; [`critical_path`] finds the chain of spans that
+//!   determines when it ends, and [`profile`] its call trees per process
+//!   and aggregated, with an export for Hatchet. These hold every span.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
