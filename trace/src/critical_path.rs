@@ -18,17 +18,18 @@
 //! its `Display` (a table) and serde give its outputs, and
 //! [`write_track`] adds it to a merged trace as a track of its own.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::json;
 
 use crate::model::{nesting_order, ClockShift, LinkKind, Workflow};
-use crate::summary::{micros, write_table};
+use crate::summary::{micros, write_rows, write_table};
 
 /// What a step of the path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,8 +69,8 @@ impl StepKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Place {
     /// The process's name, `host · exe [pid]` (plus ` rank N`).
-    pub process: String,
-    pub host: String,
+    pub process: Arc<str>,
+    pub host: Arc<str>,
     pub pid: i64,
     pub tid: i64,
 }
@@ -79,10 +80,10 @@ pub struct Place {
 pub struct Step {
     pub kind: StepKind,
     /// The span's name; for a link, the flow's or asynchronous span's name.
-    pub name: String,
+    pub name: Arc<str>,
     /// For a span, the names of the spans open around it on its thread,
     /// outermost first, ending with its own.
-    pub stack: Vec<String>,
+    pub stack: Vec<Arc<str>>,
     /// Where the step is (for a link, where it arrives).
     pub place: Place,
     /// For a link, where it departs.
@@ -322,25 +323,36 @@ pub fn critical_path(workflow: &Workflow) -> CriticalPath {
     pieces.reverse();
 
     // 5. Steps, in time order, with runs of one span merged.
-    let place = |thread: usize| {
-        let info = &workflow.threads[thread];
-        let process = &workflow.processes[info.process];
-        Place {
-            process: process.name.clone(),
-            host: process.host.clone(),
-            pid: process.pid,
-            tid: info.tid,
-        }
+    // Names and places are shared by the steps (a path may have a step
+    // per span boundary of a thread).
+    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut name = |span: usize| -> Arc<str> {
+        let text = spans[span].name.as_str();
+        names.entry(text).or_insert_with(|| Arc::from(text)).clone()
     };
-    let stack_of = |span: usize| {
-        let mut names = vec![spans[span].name.clone()];
+    let places: Vec<Place> = workflow
+        .threads
+        .iter()
+        .map(|thread| {
+            let process = &workflow.processes[thread.process];
+            Place {
+                process: Arc::from(process.name.as_str()),
+                host: Arc::from(process.host.as_str()),
+                pid: process.pid,
+                tid: thread.tid,
+            }
+        })
+        .collect();
+    let place = |thread: usize| places[thread].clone();
+    let mut stack_of = |span: usize| {
+        let mut stack = vec![name(span)];
         let mut up = parent[span];
         while let Some(p) = up {
-            names.push(spans[p].name.clone());
+            stack.push(name(p));
             up = parent[p];
         }
-        names.reverse();
-        names
+        stack.reverse();
+        stack
     };
     let mut steps: Vec<Step> = Vec::new();
     let mut last_thread_piece: Option<(usize, Option<usize>)> = None;
@@ -366,8 +378,8 @@ pub fn critical_path(workflow: &Workflow) -> CriticalPath {
                 let mut step = Step::new(StepKind::Idle, "(idle)", place(thread), start, end);
                 if let Some(span) = span {
                     step.kind = StepKind::Span;
-                    step.name = spans[span].name.clone();
                     step.stack = stack_of(span);
+                    step.name = step.stack.last().cloned().unwrap_or_default();
                     step.span_start_ns = Some(spans[span].start_ns);
                     step.span_end_ns = Some(end_of(span));
                     step.open = spans[span].end_ns.is_none();
@@ -414,13 +426,13 @@ pub fn critical_path(workflow: &Workflow) -> CriticalPath {
         .sum();
     let mut by_name: Vec<NameOnPath> = Vec::new();
     for step in steps.iter().filter(|step| step.kind == StepKind::Span) {
-        match by_name.iter_mut().find(|entry| entry.name == step.name) {
+        match by_name.iter_mut().find(|entry| *entry.name == *step.name) {
             Some(entry) => {
                 entry.on_path_ns += step.duration_ns;
                 entry.steps += 1;
             }
             None => by_name.push(NameOnPath {
-                name: step.name.clone(),
+                name: step.name.to_string(),
                 on_path_ns: step.duration_ns,
                 steps: 1,
             }),
@@ -502,7 +514,7 @@ impl Step {
     fn new(kind: StepKind, name: &str, place: Place, start: i64, end: i64) -> Step {
         Step {
             kind,
-            name: name.to_string(),
+            name: Arc::from(name),
             stack: Vec::new(),
             place,
             from: None,
@@ -520,7 +532,7 @@ impl Step {
     fn shown_name(&self) -> String {
         match self.kind {
             StepKind::Span => self.stack.join(" > "),
-            _ => self.name.clone(),
+            _ => self.name.to_string(),
         }
     }
 
@@ -541,15 +553,15 @@ impl CriticalPath {
         for step in &self.steps {
             let fields = [
                 step.kind.label().to_string(),
-                step.name.clone(),
+                step.name.to_string(),
                 step.stack.join(" > "),
-                step.place.process.clone(),
-                step.place.host.clone(),
+                step.place.process.to_string(),
+                step.place.host.to_string(),
                 step.place.pid.to_string(),
                 step.place.tid.to_string(),
                 step.from
                     .as_ref()
-                    .map(|f| f.process.clone())
+                    .map(|f| f.process.to_string())
                     .unwrap_or_default(),
                 step.from
                     .as_ref()
@@ -610,28 +622,26 @@ impl fmt::Display for CriticalPath {
             )?;
         }
         writeln!(f)?;
-        let rows: Vec<Vec<String>> = self
-            .steps
-            .iter()
-            .map(|step| {
-                let mut name = step.shown_name();
-                if step.open {
-                    name.push_str(" (open)");
-                }
-                vec![
-                    micros(step.start_ns - start),
-                    micros(step.duration_ns),
-                    step.kind.label().to_string(),
-                    name,
-                    step.shown_place(),
-                ]
-            })
-            .collect();
-        write_table(
+        let row = |index: usize| {
+            let step = &self.steps[index];
+            let mut name = step.shown_name();
+            if step.open {
+                name.push_str(" (open)");
+            }
+            vec![
+                micros(step.start_ns - start),
+                micros(step.duration_ns),
+                step.kind.label().to_string(),
+                name,
+                step.shown_place(),
+            ]
+        };
+        write_rows(
             f,
             &["at (us)", "on path (us)", "kind", "step", "where"],
             &[true, true, false, false, false],
-            &rows,
+            self.steps.len(),
+            row,
         )?;
         if !self.by_name.is_empty() {
             writeln!(f)?;
@@ -676,7 +686,7 @@ pub fn track_events(path: &CriticalPath, pid: i64) -> Vec<String> {
     .collect();
     for step in &path.steps {
         let name = match step.kind {
-            StepKind::Span => step.name.clone(),
+            StepKind::Span => step.name.to_string(),
             StepKind::Idle | StepKind::Inferred => format!("wait: {}", step.kind.label()),
             StepKind::Flow | StepKind::Async => {
                 format!("wait: {} {}", step.kind.label(), step.name)

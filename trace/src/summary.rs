@@ -631,14 +631,27 @@ pub(crate) fn write_table(
     right: &[bool],
     rows: &[Vec<String>],
 ) -> fmt::Result {
+    write_rows(f, header, right, rows.len(), |row| rows[row].clone())
+}
+
+/// Like [`write_table`], with rows made on demand by `row(index)` (twice
+/// each: once to size the columns, once to write), so that a long table
+/// is never held whole.
+pub(crate) fn write_rows(
+    f: &mut fmt::Formatter<'_>,
+    header: &[&str],
+    right: &[bool],
+    count: usize,
+    row: impl Fn(usize) -> Vec<String>,
+) -> fmt::Result {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
+    for index in 0..count {
+        for (width, cell) in widths.iter_mut().zip(row(index)) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in std::iter::once(header).chain((0..count).map(row)) {
         let mut line = String::new();
         for (column, cell) in row.iter().enumerate() {
             if column > 0 {

@@ -91,7 +91,7 @@ fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
     let steps: Vec<(StepKind, &str, i64, i64, i64)> = path
         .steps
         .iter()
-        .map(|s| (s.kind, s.name.as_str(), s.place.pid, s.start_ns, s.end_ns))
+        .map(|s| (s.kind, &*s.name, s.place.pid, s.start_ns, s.end_ns))
         .collect();
     assert_eq!(
         steps,
@@ -106,9 +106,9 @@ fn the_critical_path_of_a_fan_out_fan_in_runs_through_its_longest_branch() {
             (StepKind::Span, "report", 100, 51_000, 60_000),
         ]
     );
-    assert_eq!(path.steps[0].stack, ["main", "spawn"]);
-    assert_eq!(path.steps[3].stack, ["task", "compute"]);
-    assert_eq!(path.steps[3].place.process, "node2 · worker [202]");
+    assert_eq!(path.steps[0].stack.join(" > "), "main > spawn");
+    assert_eq!(path.steps[3].stack.join(" > "), "task > compute");
+    assert_eq!(&*path.steps[3].place.process, "node2 · worker [202]");
     assert_eq!(path.steps[1].from.as_ref().map(|from| from.pid), Some(100));
     assert_eq!(
         (path.total_ns, path.in_spans_ns, path.waiting_ns),
@@ -154,11 +154,7 @@ fn a_result_that_arrives_after_its_receiver_went_on_working_is_not_followed() {
         ),
     ];
     let path = critical_path(&load(&files, false).expect("readable traces"));
-    let names: Vec<(&str, i64)> = path
-        .steps
-        .iter()
-        .map(|s| (s.name.as_str(), s.place.pid))
-        .collect();
+    let names: Vec<(&str, i64)> = path.steps.iter().map(|s| (&*s.name, s.place.pid)).collect();
     assert_eq!(
         names,
         [
@@ -187,7 +183,7 @@ fn the_critical_path_of_a_run_in_a_database_is_that_of_its_traces() {
                 let name = if s.kind == StepKind::Flow {
                     String::new()
                 } else {
-                    s.name.clone()
+                    s.name.to_string()
                 };
                 (s.kind, name, s.place.pid, s.start_ns, s.end_ns)
             })
@@ -232,7 +228,7 @@ fn fan_out_with_skew(test: &str, ahead: u64) -> Vec<PathBuf> {
 fn shape(path: &perfflow_trace::CriticalPath) -> Vec<(StepKind, String, i64)> {
     path.steps
         .iter()
-        .map(|s| (s.kind, s.name.clone(), s.place.pid))
+        .map(|s| (s.kind, s.name.to_string(), s.place.pid))
         .collect()
 }
 
@@ -245,7 +241,7 @@ fn a_host_whose_clock_runs_ahead_is_shifted_back_into_place_with_fix_clocks() {
     let files = fan_out_with_skew("critical_path_clock_far_ahead", 100_000);
     let skewed = critical_path(&load(&files, false).expect("readable traces"));
     let last = skewed.steps.last().expect("a path");
-    assert_eq!((last.name.as_str(), last.place.pid), ("task", 202));
+    assert_eq!((&*last.name, last.place.pid), ("task", 202));
     let fixed = critical_path(&load(&files, true).expect("clocks that can be aligned"));
     assert_eq!(fixed.skewed_links, 0);
     assert!(!fixed.clock_shifts.is_empty());
