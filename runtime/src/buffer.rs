@@ -112,11 +112,13 @@ use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
 use crate::instance;
 use crate::options::{self, LogEvent, LogFormat, Options};
+use crate::perfetto::PerfettoWriter;
 use crate::process_info;
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
 use crate::trace_file::TraceFile;
+use crate::trace_writer::TraceWriter;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
@@ -530,7 +532,7 @@ impl Config {
 
     /// Creates the trace file of process `pid` and writes its header, or
     /// says once why it cannot and returns `None` (tracing is then off).
-    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<TraceFile>> {
+    fn open_sink(&self, pid: u32) -> Option<TraceWriter<TraceFile>> {
         let path = self.path(pid);
         let dir = &self.options.log_dir;
         if !dir.as_os_str().is_empty() {
@@ -546,12 +548,18 @@ impl Config {
         match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
             Ok(file) => {
                 let layout = match self.options.log_format {
-                    LogFormat::Array => Layout::Array,
-                    LogFormat::Object => Layout::Object {
+                    LogFormat::Array => Some(Layout::Array),
+                    LogFormat::Object => Some(Layout::Object {
                         other_data: self.other_data(pid),
-                    },
+                    }),
+                    LogFormat::Perfetto => None,
                 };
-                let mut w = ChromeJsonWriter::with_layout(file, pid, layout);
+                let mut w = match layout {
+                    Some(layout) => {
+                        TraceWriter::Json(ChromeJsonWriter::with_layout(file, pid, layout))
+                    }
+                    None => TraceWriter::Perfetto(PerfettoWriter::new(file, pid, self.epoch)),
+                };
                 let exe = process_name();
                 w.process_name(pid, &exe);
                 let rank = process_info::rank_from(|name| std::env::var(name).ok());
@@ -608,7 +616,7 @@ impl Config {
 
 /// The trace file and the decoding state, under the output lock.
 struct Output {
-    sink: Option<ChromeJsonWriter<TraceFile>>,
+    sink: Option<TraceWriter<TraceFile>>,
     cx: DecodeContext,
     /// Per-thread decoders by slot id.
     decoders: HashMap<u64, ThreadDecoder>,
@@ -626,7 +634,7 @@ impl Output {
     /// The writer, creating a forked child's file on first use. In the new
     /// file, slices the child inherited open from its parent begin at the
     /// fork.
-    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<TraceFile>> {
+    fn sink(&mut self) -> Option<&mut TraceWriter<TraceFile>> {
         if let Some(fork_ns) = self.forked_at.take() {
             CHILD_FILE_PENDING.store(false, Ordering::Relaxed);
             self.sink = self.config.open_sink(self.pid);
@@ -719,7 +727,8 @@ impl Output {
 
 /// Creates the trace file without ever truncating an existing one: another
 /// live process may be writing it (a forked or started child whose file
-/// name has no pid). If `path` exists, the pid goes before `.pfw`, and one
+/// name has no pid). If `path` exists, the pid goes before the extension
+/// (`.pfw`, `.pftrace`), and one
 /// line on stderr says where the trace went.
 fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
     let create = |p: &Path| File::options().write(true).create_new(true).open(p);
@@ -730,8 +739,8 @@ fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let stem = name.strip_suffix(".pfw").unwrap_or(&name);
-            let other = path.with_file_name(format!("{stem}.{pid}.pfw"));
+            let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "pfw"));
+            let other = path.with_file_name(format!("{stem}.{pid}.{ext}"));
             let file = create(&other)?;
             let _ = writeln!(
                 std::io::stderr(),
@@ -1217,7 +1226,7 @@ fn start_writer() {
 /// Runs `write` on the trace writer, with the trace's clock pairing (to put
 /// monotonic times on the spans' time base), unless the trace is complete
 /// or tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Epoch)) -> bool {
+pub(crate) fn with_sink(write: impl FnOnce(&mut TraceWriter<TraceFile>, &Epoch)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };

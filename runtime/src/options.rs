@@ -128,6 +128,8 @@ pub enum LogFormat {
     Array,
     /// A JSON object whose `traceEvents` member holds the events.
     Object,
+    /// Perfetto's protobuf trace (`.pftrace`).
+    Perfetto,
 }
 
 impl LogFormat {
@@ -136,6 +138,15 @@ impl LogFormat {
         match self {
             LogFormat::Array => "array",
             LogFormat::Object => "object",
+            LogFormat::Perfetto => "perfetto",
+        }
+    }
+
+    /// The extension of trace files in this format, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            LogFormat::Array | LogFormat::Object => "pfw",
+            LogFormat::Perfetto => "pftrace",
         }
     }
 }
@@ -407,12 +418,17 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "log-format",
         default: "Array",
-        accepted: "Array or Object",
-        description: "Write a JSON array of events or an object with traceEvents",
+        accepted: "Array, Object or Perfetto",
+        description: "Write a JSON array of events, an object with traceEvents, or Perfetto's \
+                      protobuf trace (.pftrace)",
         apply: |o, v| {
             o.log_format = choice(
                 v,
-                &[("array", LogFormat::Array), ("object", LogFormat::Object)],
+                &[
+                    ("array", LogFormat::Array),
+                    ("object", LogFormat::Object),
+                    ("perfetto", LogFormat::Perfetto),
+                ],
             )?;
             Ok(None)
         },
@@ -665,7 +681,7 @@ pub fn file_name_safe(text: &str) -> Cow<'_, str> {
 }
 
 /// The trace file name:
-/// `perfflow.<array|object>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].pfw`.
+/// `perfflow.<array|object|perfetto>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].<pfw|pftrace>`.
 ///
 /// The optional parts appear in the order the user listed them in
 /// `log-filename-include`; the instance path is written inside literal
@@ -688,7 +704,8 @@ pub fn trace_file_name(options: &Options, instance_path: &str, hostname: &str, p
             }
         }
     }
-    file.push_str(".pfw");
+    file.push('.');
+    file.push_str(options.log_format.extension());
     file
 }
 

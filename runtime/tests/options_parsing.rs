@@ -309,6 +309,14 @@ fn log_format_accepts_object_in_any_case() {
 }
 
 #[test]
+fn log_format_accepts_perfetto_in_any_case() {
+    for word in ["Perfetto", "perfetto", "PERFETTO"] {
+        let text = format!("log-format={word}");
+        assert_eq!(clean(&text).log_format, LogFormat::Perfetto, "{word}");
+    }
+}
+
+#[test]
 fn log_format_accepts_array_in_any_case() {
     for word in ["Array", "array", "ARRAY", "aRrAy"] {
         let text = format!("log-format=object:log-format={word}");
@@ -336,7 +344,7 @@ fn an_unknown_log_format_warns_once_and_uses_array() {
     assert_eq!(
         warning.to_string(),
         "perfflow: PERFFLOW_OPTIONS: unknown value 'yaml' for log-format: \
-         expected Array or Object; using Array"
+         expected Array, Object or Perfetto; using Array"
     );
 }
 
