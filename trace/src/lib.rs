@@ -8,6 +8,10 @@
 //! * an object `{"displayTimeUnit": "us", "otherData": {...},
 //!   "traceEvents": [...]}`.
 //!
+//! Perfetto protobuf traces (`.pftrace`, the runtime's `log-format=perfetto`)
+//! are read wherever these are, as the same events (see `pftrace.rs`): a
+//! file is taken as one when it is named `*.pftrace` or starts like one.
+//!
 //! A program killed mid-run (for example by `SIGKILL`) leaves an array
 //! without its closing `]`, possibly ending in a half-written line. Such a
 //! trace is still read: every complete event is kept and
@@ -70,6 +74,7 @@ mod db;
 mod error;
 mod event;
 mod merge;
+mod pftrace;
 mod read;
 mod spans;
 mod summary;
