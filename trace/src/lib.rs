@@ -70,6 +70,7 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod convert;
 mod db;
 mod error;
 mod event;
@@ -80,6 +81,7 @@ mod spans;
 mod summary;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use convert::{convert, is_pftrace_name, ConvertError, Converted};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};

@@ -35,172 +35,174 @@ use crate::error::TraceError;
 use crate::event::{Event, Phase};
 
 /// `BUILTIN_CLOCK_REALTIME`: the time base of perfflow traces.
-const CLOCK_REALTIME: u32 = 1;
+pub(crate) const CLOCK_REALTIME: u32 = 1;
 /// `BUILTIN_CLOCK_BOOTTIME`, Perfetto's default trace clock.
 const CLOCK_BOOTTIME: u32 = 6;
-const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+pub(crate) const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 
-const TYPE_SLICE_BEGIN: i32 = 1;
-const TYPE_SLICE_END: i32 = 2;
-const TYPE_INSTANT: i32 = 3;
-const TYPE_COUNTER: i32 = 4;
+pub(crate) const TYPE_SLICE_BEGIN: i32 = 1;
+pub(crate) const TYPE_SLICE_END: i32 = 2;
+pub(crate) const TYPE_INSTANT: i32 = 3;
+pub(crate) const TYPE_COUNTER: i32 = 4;
 
 #[derive(Clone, PartialEq, Message)]
-struct TracePacket {
+pub(crate) struct TracePacket {
     #[prost(uint64, optional, tag = "8")]
-    timestamp: Option<u64>,
+    pub(crate) timestamp: Option<u64>,
     #[prost(uint32, optional, tag = "58")]
-    timestamp_clock_id: Option<u32>,
+    pub(crate) timestamp_clock_id: Option<u32>,
     #[prost(uint32, optional, tag = "10")]
-    trusted_packet_sequence_id: Option<u32>,
+    pub(crate) trusted_packet_sequence_id: Option<u32>,
     #[prost(uint32, optional, tag = "13")]
-    sequence_flags: Option<u32>,
+    pub(crate) sequence_flags: Option<u32>,
     #[prost(bool, optional, tag = "41")]
-    incremental_state_cleared: Option<bool>,
+    pub(crate) incremental_state_cleared: Option<bool>,
     #[prost(message, optional, tag = "11")]
-    track_event: Option<TrackEvent>,
+    pub(crate) track_event: Option<TrackEvent>,
     #[prost(message, optional, tag = "12")]
-    interned_data: Option<InternedData>,
+    pub(crate) interned_data: Option<InternedData>,
     #[prost(message, optional, tag = "6")]
-    clock_snapshot: Option<ClockSnapshot>,
+    pub(crate) clock_snapshot: Option<ClockSnapshot>,
     #[prost(message, optional, tag = "59")]
-    trace_packet_defaults: Option<TracePacketDefaults>,
+    pub(crate) trace_packet_defaults: Option<TracePacketDefaults>,
     #[prost(message, optional, tag = "60")]
-    track_descriptor: Option<TrackDescriptor>,
+    pub(crate) track_descriptor: Option<TrackDescriptor>,
     #[prost(message, optional, tag = "5")]
-    chrome_events: Option<ChromeEventBundle>,
+    pub(crate) chrome_events: Option<ChromeEventBundle>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct TrackEvent {
+pub(crate) struct TrackEvent {
     #[prost(int32, optional, tag = "9")]
-    r#type: Option<i32>,
+    pub(crate) r#type: Option<i32>,
     #[prost(uint64, optional, tag = "10")]
-    name_iid: Option<u64>,
+    pub(crate) name_iid: Option<u64>,
     #[prost(string, optional, tag = "23")]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     #[prost(uint64, repeated, packed = "false", tag = "3")]
-    category_iids: Vec<u64>,
+    pub(crate) category_iids: Vec<u64>,
     #[prost(string, repeated, tag = "22")]
-    categories: Vec<String>,
+    pub(crate) categories: Vec<String>,
     #[prost(uint64, optional, tag = "11")]
-    track_uuid: Option<u64>,
+    pub(crate) track_uuid: Option<u64>,
     #[prost(int64, optional, tag = "30")]
-    counter_value: Option<i64>,
+    pub(crate) counter_value: Option<i64>,
     #[prost(double, optional, tag = "44")]
-    double_counter_value: Option<f64>,
+    pub(crate) double_counter_value: Option<f64>,
     #[prost(uint64, repeated, packed = "false", tag = "45")]
-    extra_double_counter_track_uuids: Vec<u64>,
+    pub(crate) extra_double_counter_track_uuids: Vec<u64>,
     #[prost(double, repeated, packed = "false", tag = "46")]
-    extra_double_counter_values: Vec<f64>,
+    pub(crate) extra_double_counter_values: Vec<f64>,
     #[prost(fixed64, repeated, packed = "false", tag = "47")]
-    flow_ids: Vec<u64>,
+    pub(crate) flow_ids: Vec<u64>,
     #[prost(fixed64, repeated, packed = "false", tag = "48")]
-    terminating_flow_ids: Vec<u64>,
+    pub(crate) terminating_flow_ids: Vec<u64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct InternedData {
+pub(crate) struct InternedData {
     #[prost(message, repeated, tag = "1")]
-    event_categories: Vec<InternedString>,
+    pub(crate) event_categories: Vec<InternedString>,
     #[prost(message, repeated, tag = "2")]
-    event_names: Vec<InternedString>,
+    pub(crate) event_names: Vec<InternedString>,
 }
 
 /// `EventName` and `EventCategory`: an id and a string.
 #[derive(Clone, PartialEq, Message)]
-struct InternedString {
+pub(crate) struct InternedString {
     #[prost(uint64, optional, tag = "1")]
-    iid: Option<u64>,
+    pub(crate) iid: Option<u64>,
     #[prost(string, optional, tag = "2")]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct ClockSnapshot {
+pub(crate) struct ClockSnapshot {
     #[prost(message, repeated, tag = "1")]
-    clocks: Vec<Clock>,
+    pub(crate) clocks: Vec<Clock>,
+    #[prost(uint32, optional, tag = "2")]
+    pub(crate) primary_trace_clock: Option<u32>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct Clock {
+pub(crate) struct Clock {
     #[prost(uint32, optional, tag = "1")]
-    clock_id: Option<u32>,
+    pub(crate) clock_id: Option<u32>,
     #[prost(uint64, optional, tag = "2")]
-    timestamp: Option<u64>,
+    pub(crate) timestamp: Option<u64>,
     #[prost(bool, optional, tag = "3")]
-    is_incremental: Option<bool>,
+    pub(crate) is_incremental: Option<bool>,
     #[prost(uint64, optional, tag = "4")]
-    unit_multiplier_ns: Option<u64>,
+    pub(crate) unit_multiplier_ns: Option<u64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct TracePacketDefaults {
+pub(crate) struct TracePacketDefaults {
     #[prost(uint32, optional, tag = "58")]
-    timestamp_clock_id: Option<u32>,
+    pub(crate) timestamp_clock_id: Option<u32>,
     #[prost(message, optional, tag = "11")]
-    track_event_defaults: Option<TrackEventDefaults>,
+    pub(crate) track_event_defaults: Option<TrackEventDefaults>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct TrackEventDefaults {
+pub(crate) struct TrackEventDefaults {
     #[prost(uint64, optional, tag = "11")]
-    track_uuid: Option<u64>,
+    pub(crate) track_uuid: Option<u64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct TrackDescriptor {
+pub(crate) struct TrackDescriptor {
     #[prost(uint64, optional, tag = "1")]
-    uuid: Option<u64>,
+    pub(crate) uuid: Option<u64>,
     #[prost(uint64, optional, tag = "5")]
-    parent_uuid: Option<u64>,
+    pub(crate) parent_uuid: Option<u64>,
     #[prost(string, optional, tag = "2")]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     #[prost(message, optional, tag = "3")]
-    process: Option<ProcessDescriptor>,
+    pub(crate) process: Option<ProcessDescriptor>,
     #[prost(message, optional, tag = "4")]
-    thread: Option<ThreadDescriptor>,
+    pub(crate) thread: Option<ThreadDescriptor>,
     #[prost(message, optional, tag = "8")]
-    counter: Option<CounterDescriptor>,
+    pub(crate) counter: Option<CounterDescriptor>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct ProcessDescriptor {
+pub(crate) struct ProcessDescriptor {
     #[prost(int32, optional, tag = "1")]
-    pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
     #[prost(string, optional, tag = "6")]
-    process_name: Option<String>,
+    pub(crate) process_name: Option<String>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct ThreadDescriptor {
+pub(crate) struct ThreadDescriptor {
     #[prost(int32, optional, tag = "1")]
-    pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
     #[prost(int32, optional, tag = "2")]
-    tid: Option<i32>,
+    pub(crate) tid: Option<i32>,
     #[prost(string, optional, tag = "5")]
-    thread_name: Option<String>,
+    pub(crate) thread_name: Option<String>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct CounterDescriptor {}
+pub(crate) struct CounterDescriptor {}
 
 #[derive(Clone, PartialEq, Message)]
-struct ChromeEventBundle {
+pub(crate) struct ChromeEventBundle {
     #[prost(message, repeated, tag = "2")]
-    metadata: Vec<ChromeMetadata>,
+    pub(crate) metadata: Vec<ChromeMetadata>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct ChromeMetadata {
+pub(crate) struct ChromeMetadata {
     #[prost(string, optional, tag = "1")]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     #[prost(string, optional, tag = "2")]
-    string_value: Option<String>,
+    pub(crate) string_value: Option<String>,
     #[prost(int64, optional, tag = "4")]
-    int_value: Option<i64>,
+    pub(crate) int_value: Option<i64>,
     #[prost(string, optional, tag = "5")]
-    json_value: Option<String>,
+    pub(crate) json_value: Option<String>,
 }
 
 /// A sequence-scoped clock: its current value in its own units, and how
@@ -720,7 +722,7 @@ fn number(v: f64) -> Value {
 /// An event as one line of a Chrome JSON trace, in the JSON writer's field
 /// order; `ts` in microseconds with three decimals, so the nanosecond
 /// survives.
-pub fn event_json(event: &Event) -> String {
+pub(crate) fn event_json(event: &Event) -> String {
     let mut out = String::with_capacity(128);
     let field = |out: &mut String, key: &str, value: &str| {
         out.push_str(if out.is_empty() { "{" } else { "," });

@@ -254,3 +254,64 @@ fn a_file_that_is_not_a_perfetto_trace_gets_an_error_naming_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What `convert` must keep of every event.
+fn exact(e: &Event) -> (Vec<String>, Option<String>) {
+    (key(e), e.id.clone())
+}
+
+#[test]
+fn convert_writes_a_pftrace_as_the_pfw_of_the_same_events() {
+    let dir = scratch("pftrace_convert_to_pfw");
+    let (_, pf) = write_both(&dir);
+    let out = dir.join("converted.pfw");
+    let done = perfflow_trace::convert(&pf, &out).unwrap();
+    assert!(!done.to_perfetto && !done.truncated);
+    let a = read_trace(&pf).unwrap();
+    let b = read_trace(&out).unwrap();
+    assert_eq!(b.layout, Layout::Array);
+    assert_eq!(done.events as usize, a.events.len());
+    let a: Vec<_> = a.events.iter().map(exact).collect();
+    let b: Vec<_> = b.events.iter().map(exact).collect();
+    assert_eq!(b, a);
+    let check = perfflow_trace(&["check", path_str(&out)]);
+    assert!(check.status.success(), "{}", text(&check.stdout));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn convert_writes_a_pfw_as_a_pftrace_that_perfettos_classes_decode() {
+    let dir = scratch("pftrace_convert_to_pftrace");
+    let (json, _) = write_both(&dir);
+    let out = dir.join("converted.pftrace");
+    let done = perfflow_trace::convert(&json, &out).unwrap();
+    assert!(done.to_perfetto);
+    let a = read_trace(&json).unwrap();
+    let b = read_trace(&out).unwrap();
+    assert_eq!(b.layout, Layout::Perfetto);
+    let (a_plain, a_ids) = keys(&a.events);
+    let (b_plain, b_ids) = keys(&b.events);
+    assert_eq!(b_plain, a_plain);
+    assert_eq!(b_ids.len(), a_ids.len());
+    // Perfetto's own classes read it as well.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../runtime/tests/support/pftrace_events.py");
+    let decoded = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&out)
+        .output()
+        .expect("run python3");
+    assert!(
+        decoded.status.success(),
+        "Perfetto's classes (pip package perfetto) cannot decode it: {}",
+        text(&decoded.stderr)
+    );
+    let decoded: serde_json::Value = serde_json::from_slice(&decoded.stdout).unwrap();
+    let slices = b
+        .events
+        .iter()
+        .filter(|e| !e.is_metadata())
+        .count();
+    assert_eq!(decoded["events"].as_array().unwrap().len(), slices);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
