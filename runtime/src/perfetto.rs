@@ -207,7 +207,7 @@ pub struct PerfettoWriter<W: Write> {
     epoch: Epoch,
     process_track: u64,
     process: Sequence,
-    threads: HashMap<u32, Sequence>,
+    threads: HashMap<u32, Sequence, BuildHasherDefault<AddrHasher>>,
     next_sequence: u64,
     sites: AddrMap<SiteIds>,
     /// Interned strings (names and categories share the id space) and
@@ -237,7 +237,7 @@ impl<W: Write> PerfettoWriter<W> {
                 last_ts: epoch.real0_ns,
                 defined: Vec::new(),
             },
-            threads: HashMap::new(),
+            threads: HashMap::default(),
             next_sequence: PROCESS_SEQUENCE + 1,
             sites: HashMap::default(),
             strings: HashMap::new(),
@@ -514,7 +514,9 @@ impl<W: Write> PerfettoWriter<W> {
         flow: Option<(u32, u64)>,
         lead_with_timestamp: bool,
     ) {
-        self.sequence(tid);
+        if !self.threads.contains_key(&tid) {
+            self.sequence(tid);
+        }
         let seq = self.threads.get_mut(&tid).expect("opened above");
         let mut e = Encoder::new(&mut self.out);
         let packet = e.begin(TRACE_PACKET);

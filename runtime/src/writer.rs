@@ -57,7 +57,8 @@ pub trait Sink {
     }
 }
 
-/// Hasher for site addresses: one multiply, which is all a pointer key needs.
+/// Hasher for site addresses and thread ids: one multiply, which is all
+/// such a key needs.
 #[derive(Default)]
 pub struct AddrHasher(u64);
 
@@ -74,6 +75,9 @@ impl Hasher for AddrHasher {
         self.0 = (n as u64)
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
             .rotate_left(29);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_usize(n as usize);
     }
 }
 
