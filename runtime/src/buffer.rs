@@ -107,7 +107,7 @@ use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU64, Atomic
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
-use crate::clock::{self, Epoch};
+use crate::clock::{self, Epoch, Timebase};
 use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
 use crate::instance;
@@ -671,6 +671,8 @@ impl Output {
         let Output {
             sink, cx, decoders, ..
         } = self;
+        // The records lie before the calibration point taken now.
+        cx.time.calibrate();
         let decoder = decoders
             .entry(id)
             .or_insert_with(|| ThreadDecoder::new(tid));
@@ -700,6 +702,7 @@ impl Output {
                 sink, cx, decoders, ..
             } = self;
             if let (Some(sink), Some(decoder)) = (sink.as_mut(), decoders.get_mut(&id)) {
+                cx.time.calibrate();
                 decoder.close_open(now_ns, cx, sink);
                 if let Some(name) = name {
                     sink.thread_name(decoder.tid(), name);
@@ -893,6 +896,7 @@ impl Runtime {
         };
         let pid = std::process::id();
         let mut cx = DecodeContext::new(config.epoch);
+        cx.time = Timebase::start(config.epoch, clock::source());
         cx.compact = config.options.log_event == LogEvent::Compact;
         cx.flow_prefix = std::env::var_os("PERFFLOW_FLOW_PREFIX")
             .map(std::os::unix::ffi::OsStringExt::into_vec)
@@ -1148,6 +1152,8 @@ impl Runtime {
     /// where the copy ended, so the chunk's later hand-off, the final flush
     /// and a fork start there.
     fn drain_live(&self, out: &mut Output) {
+        // A calibration point per round, busy or idle (TSC clock).
+        out.cx.time.calibrate();
         let ids: Vec<u64> = self.registry().slots.iter().map(|s| s.id).collect();
         let mut copied: Vec<RawEvent> = Vec::new();
         for id in ids {
@@ -1223,10 +1229,10 @@ fn start_writer() {
     }
 }
 
-/// Runs `write` on the trace writer, with the trace's clock pairing (to put
-/// monotonic times on the spans' time base), unless the trace is complete
+/// Runs `write` on the trace writer, with the trace's time base (to put
+/// event-clock stamps on the spans' time base), unless the trace is complete
 /// or tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut TraceWriter<TraceFile>, &Epoch)) -> bool {
+pub(crate) fn with_sink(write: impl FnOnce(&mut TraceWriter<TraceFile>, &mut Timebase)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
@@ -1238,10 +1244,12 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut TraceWriter<TraceFile>, &Epoch))
         if out.finished || out.pid != std::process::id() {
             false
         } else {
-            let epoch = out.cx.epoch;
-            match out.sink() {
+            let _ = out.sink();
+            let Output { sink, cx, .. } = &mut *out;
+            match sink.as_mut() {
                 Some(sink) if sink.is_open() => {
-                    write(sink, &epoch);
+                    cx.time.calibrate();
+                    write(sink, &mut cx.time);
                     true
                 }
                 _ => false,
@@ -1344,7 +1352,7 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         let len = b.len.load(Ordering::Acquire);
         // Read after the length: every record below it is stamped earlier,
         // so the slices closed here never end before they began.
-        let now = clock::now_ns();
+        let now = clock::stamp();
         // SAFETY: published up to `len` (Acquire above); the owner replaces
         // the chunk only under the registry lock, held here; site pointers:
         // the C ABI contract.
@@ -1366,7 +1374,11 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     drop(reg);
     drop_events(skipped);
     let pid = out.pid;
+    out.cx.time.calibrate();
+    let clock_json = out.cx.time.metadata_json();
     if let Some(sink) = out.sink.as_mut() {
+        // How timestamps were taken: the clock and, for the TSC, its fit.
+        sink.metadata_args(b"perfflow_clock", pid, &clock_json);
         // The writer adds its own count of events it could not write.
         sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
         let reported = sink.has_failed();
@@ -1441,7 +1453,7 @@ fn retire(buf: NonNull<ThreadBuffer>) {
             } else {
                 let closing = reg.closing;
                 // The thread ends inside slices still open.
-                let now = clock::now_ns();
+                let now = clock::stamp();
                 let name = thread_name(slot.tid);
                 reg.queue.push_back(Full {
                     id: slot.id,
@@ -1700,7 +1712,7 @@ extern "C" fn fork_child() {
         reg.writer = WriterState::Idle;
         out.sink = None;
         out.pid = std::process::id();
-        out.forked_at = Some(clock::now_ns());
+        out.forked_at = Some(clock::stamp());
         CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
         AFTER_SIGNAL.store(0, Ordering::Relaxed);
@@ -1873,17 +1885,17 @@ fn wants_usage(site: *const Site) -> bool {
 fn stamp_with(stamp: Option<u64>, extra: Extra) -> (u64, Option<RawEvent>) {
     let usage = |cpu_ns, rss_kib| Some(crate::event::Payload::Usage { cpu_ns, rss_kib }.record());
     match extra {
-        Extra::None => (stamp.unwrap_or_else(clock::now_ns), None),
+        Extra::None => (stamp.unwrap_or_else(clock::stamp), None),
         Extra::EnterUsage => {
-            let ts = stamp.unwrap_or_else(clock::now_ns);
+            let ts = stamp.unwrap_or_else(clock::stamp);
             (ts, usage(crate::usage::thread_cpu_ns(), 0))
         }
         Extra::ExitUsage => {
             let cpu_ns = crate::usage::thread_cpu_ns();
-            let ts = stamp.unwrap_or_else(clock::now_ns);
+            let ts = stamp.unwrap_or_else(clock::stamp);
             (ts, usage(cpu_ns, crate::usage::resident_kib()))
         }
-        Extra::Ready(payload) => (stamp.unwrap_or_else(clock::now_ns), Some(payload)),
+        Extra::Ready(payload) => (stamp.unwrap_or_else(clock::stamp), Some(payload)),
     }
 }
 

@@ -66,6 +66,8 @@ use std::time::Duration;
 
 use perfflow_monitor::Source;
 
+use crate::clock::ClockSource;
+
 /// The environment variable the runtime reads its settings from.
 pub const ENV_VAR: &str = "PERFFLOW_OPTIONS";
 
@@ -244,6 +246,9 @@ pub struct Options {
     /// Longest time a published event waits before it is written to the
     /// trace file (`flush-interval`).
     pub flush_interval: Duration,
+    /// The clock events are stamped with (`clock`); `None`: the TSC where
+    /// it is invariant, else the monotonic clock.
+    pub clock: Option<ClockSource>,
 }
 
 impl Default for Options {
@@ -261,6 +266,7 @@ impl Default for Options {
             sampler_metrics: Source::ALL.to_vec(),
             signals: vec![EndSignal::Term, EndSignal::Abrt],
             flush_interval: Duration::from_secs(1),
+            clock: None,
         }
     }
 }
@@ -493,6 +499,26 @@ pub static OPTIONS: &[OptionSpec] = &[
             let (interval, note) = duration(v, FLUSH_INTERVAL_MIN)?;
             o.flush_interval = interval;
             Ok(note)
+        },
+    },
+    OptionSpec {
+        key: "clock",
+        default: "auto",
+        accepted: "tsc, monotonic or auto (tsc where the CPU has an invariant TSC: x86-64 with \
+                   constant_tsc and nonstop_tsc; else monotonic)",
+        description: "Clock events are stamped with: the time stamp counter (rdtsc, calibrated \
+                      against CLOCK_MONOTONIC) or CLOCK_MONOTONIC; timestamps written are the same \
+                      time base either way",
+        apply: |o, v| {
+            o.clock = choice(
+                v,
+                &[
+                    ("auto", None),
+                    ("tsc", Some(ClockSource::Tsc)),
+                    ("monotonic", Some(ClockSource::Monotonic)),
+                ],
+            )?;
+            Ok(None)
         },
     },
 ];
@@ -750,6 +776,7 @@ mod tests {
             sampler_metrics: vec![Source::Gpu],
             signals: Vec::new(),
             flush_interval: Duration::from_secs(9),
+            clock: Some(ClockSource::Tsc),
         };
         for spec in OPTIONS {
             assert_eq!(

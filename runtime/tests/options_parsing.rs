@@ -22,7 +22,7 @@ fn one_warning(text: &str) -> (Options, OptionWarning) {
 }
 
 const ALL_KEYS: &str =
-    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval";
+    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval, clock";
 
 // Defaults and syntax.
 
@@ -590,4 +590,15 @@ fn from_env_parses_the_variable() {
     let (options, warnings) = Options::from_env();
     assert_eq!(options.log_event, LogEvent::Compact);
     assert_eq!(warnings.len(), 1);
+}
+
+#[test]
+fn clock_accepts_tsc_monotonic_and_auto_which_is_the_default() {
+    use perfflow_runtime::clock::ClockSource;
+    assert_eq!(clean("").clock, None);
+    assert_eq!(clean("clock=tsc:clock=Auto").clock, None);
+    assert_eq!(clean("clock=TSC").clock, Some(ClockSource::Tsc));
+    assert_eq!(clean("clock=monotonic").clock, Some(ClockSource::Monotonic));
+    let (options, _) = one_warning("clock=hpet");
+    assert_eq!(options.clock, None);
 }
