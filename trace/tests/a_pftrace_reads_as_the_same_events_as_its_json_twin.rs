@@ -294,8 +294,8 @@ fn convert_writes_a_pfw_as_a_pftrace_that_perfettos_classes_decode() {
     assert_eq!(b_plain, a_plain);
     assert_eq!(b_ids.len(), a_ids.len());
     // Perfetto's own classes read it as well.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../runtime/tests/support/pftrace_events.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/support/pftrace_events.py");
     let decoded = std::process::Command::new("python3")
         .arg(script)
         .arg(&out)
@@ -307,11 +307,7 @@ fn convert_writes_a_pfw_as_a_pftrace_that_perfettos_classes_decode() {
         text(&decoded.stderr)
     );
     let decoded: serde_json::Value = serde_json::from_slice(&decoded.stdout).unwrap();
-    let slices = b
-        .events
-        .iter()
-        .filter(|e| !e.is_metadata())
-        .count();
+    let slices = b.events.iter().filter(|e| !e.is_metadata()).count();
     assert_eq!(decoded["events"].as_array().unwrap().len(), slices);
     std::fs::remove_dir_all(&dir).unwrap();
 }
