@@ -311,3 +311,27 @@ fn convert_writes_a_pfw_as_a_pftrace_that_perfettos_classes_decode() {
     assert_eq!(decoded["events"].as_array().unwrap().len(), slices);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_convert_command_says_what_it_wrote_and_names_a_bad_input() {
+    let dir = scratch("pftrace_convert_cli");
+    let (_, pf) = write_both(&dir);
+    let out = dir.join("back.pfw");
+    let done = perfflow_trace(&["convert", path_str(&pf), path_str(&out)]);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert!(
+        text(&done.stdout).contains("events as Chrome JSON"),
+        "{}",
+        text(&done.stdout)
+    );
+    let bad = dir.join("bad.pftrace");
+    std::fs::write(&bad, [0x0a, 0x03, 0xff, 0xff, 0xff]).unwrap();
+    let failed = perfflow_trace(&["convert", path_str(&bad), path_str(&out)]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(
+        text(&failed.stderr).contains("bad.pftrace"),
+        "{}",
+        text(&failed.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -12,6 +12,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
+mod convert;
 mod db;
 mod generate;
 mod merge;
@@ -31,7 +32,9 @@ const LONG_ABOUT: &str = "\
 Check, summarise, merge and query perfflow trace files.
 
 A program built with perfflow writes one Chrome trace file per process,
-perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks
+perfflow.array.<host>.<pid>.pfw, which Perfetto opens (with
+log-format=perfetto, Perfetto's protobuf trace, .pftrace, which every
+command reads as well; convert writes one as the other). This tool checks
 such files, summarises where the time went, merges the processes and hosts
 of a workflow into one timeline, and imports runs into an SQLite database.
 
@@ -53,7 +56,8 @@ Examples:
   perfflow-trace summary perfflow.array.*.pfw
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
-  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"";
+  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace convert perfflow.perfetto.node1.4242.pftrace trace.pfw";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,6 +81,7 @@ enum Command {
     Merge(merge::Args),
     Db(db::Args),
     Sql(sql::Args),
+    Convert(convert::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -110,6 +115,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Merge(args) => merge::run(args, out, err),
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
+        Command::Convert(args) => convert::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }
