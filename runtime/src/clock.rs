@@ -302,6 +302,8 @@ pub struct Timebase {
     taken: u64,
     /// The widest pairing of a point taken (twice its largest error), ns.
     widest_ns: u64,
+    /// Tick of the newest point (`u64::MAX` while there is none).
+    newest_tsc: u64,
     /// The segment last used.
     cached: Option<Segment>,
 }
@@ -327,6 +329,7 @@ impl Timebase {
             tsc: false,
             taken: 0,
             widest_ns: 0,
+            newest_tsc: u64::MAX,
             cached: None,
         }
     }
@@ -375,6 +378,7 @@ impl Timebase {
             self.points.pop_front();
         }
         self.points.push_back(p);
+        self.newest_tsc = p.tsc;
         self.taken += 1;
         self.cached = None;
     }
@@ -437,7 +441,7 @@ impl Timebase {
         if !self.tsc {
             return stamp;
         }
-        if self.points.back().is_some_and(|p| stamp >= p.tsc) {
+        if stamp >= self.newest_tsc {
             // Stamped after the newest point (a stamp taken while no batch
             // was formatted, such as a fork's): a point now, which is later
             // still, so that it is interpolated as well.
@@ -452,7 +456,13 @@ impl Timebase {
             }
         };
         let delta = stamp as f64 - seg.tsc as f64;
-        (seg.mono_ns + delta * seg.ns_per_tick).round().max(0.0) as u64
+        let ns = seg.mono_ns + delta * seg.ns_per_tick;
+        // Rounded to the nearest ns (`f64::round` is a libm call).
+        if ns <= 0.0 {
+            0
+        } else {
+            (ns + 0.5) as u64
+        }
     }
 
     /// Ns since the Unix epoch of stamp `stamp`.

@@ -195,9 +195,42 @@ type LocationKey = (Box<[u8]>, Box<[u8]>, u32);
 /// A counter track: the counter's name and the value's key.
 type CounterKey = (Box<[u8]>, Box<[u8]>);
 
-/// What names a track event: the site's interned ids, the site (for its
-/// source location), the name and the category.
-type Named<'a> = (SiteIds, Option<&'a Site>, &'a [u8], &'a [u8]);
+/// What names a track event: the site's interned ids, and where their
+/// strings come from when a sequence has not seen them yet.
+type Named<'a> = (SiteIds, NameSource<'a>);
+
+/// The strings behind interned ids, read only when they are interned.
+#[derive(Clone, Copy)]
+enum NameSource<'a> {
+    /// A site: its name, category and source location.
+    Site(&'a Site),
+    /// A name and a category (flows).
+    Text(&'a [u8], &'a [u8]),
+}
+
+/// A packet of at most 96 bytes (it takes 66 at most) built on the stack: an event that needs
+/// no interned data, written with one copy into the output.
+struct Small {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl Small {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.byte((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.byte(v as u8);
+    }
+}
 
 /// Streams a Perfetto protobuf trace into `W`.
 pub struct PerfettoWriter<W: Write> {
@@ -459,20 +492,17 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     /// The `interned_data` for whichever of `ids` `seq` has not seen yet.
-    fn intern(
-        e: &mut Encoder,
-        seq: &mut Sequence,
-        ids: SiteIds,
-        site: Option<&Site>,
-        name: &[u8],
-        category: &[u8],
-    ) {
+    fn intern(e: &mut Encoder, seq: &mut Sequence, ids: SiteIds, source: NameSource<'_>) {
         let need_name = !seq.is_defined(ids.name);
         let need_category = ids.category != 0 && !seq.is_defined(ids.category);
         let need_location = ids.location != 0 && !seq.is_defined(ids.location);
         if !(need_name || need_category || need_location) {
             return;
         }
+        let (name, category, site) = match source {
+            NameSource::Site(site) => (site.name(), category(site), Some(site)),
+            NameSource::Text(name, category) => (name, category, None),
+        };
         let data = e.begin(PKT_INTERNED_DATA);
         let mut string = |e: &mut Encoder, field: u32, iid: u64, text: &[u8]| {
             let m = e.begin(field);
@@ -518,6 +548,17 @@ impl<W: Write> PerfettoWriter<W> {
             self.sequence(tid);
         }
         let seq = self.threads.get_mut(&tid).expect("opened above");
+        if track.is_none() && flow.is_none() && !lead_with_timestamp && ts_ns >= seq.last_ts {
+            let interned = named.is_none_or(|(ids, _)| {
+                seq.is_defined(ids.name)
+                    && (ids.category == 0 || seq.is_defined(ids.category))
+                    && (ids.location == 0 || seq.is_defined(ids.location))
+            });
+            if interned {
+                Self::small_event(&mut self.out, seq, kind, named.map(|(ids, _)| ids), ts_ns);
+                return;
+            }
+        }
         let mut e = Encoder::new(&mut self.out);
         let packet = e.begin(TRACE_PACKET);
         if lead_with_timestamp {
@@ -525,7 +566,7 @@ impl<W: Write> PerfettoWriter<W> {
         }
         let te = e.begin(PKT_TRACK_EVENT);
         e.uint(TE_TYPE, kind);
-        if let Some((ids, _, _, _)) = named {
+        if let Some((ids, _)) = named {
             e.uint(TE_NAME_IID, ids.name);
             if ids.category != 0 {
                 e.uint(TE_CATEGORY_IIDS, ids.category);
@@ -544,12 +585,65 @@ impl<W: Write> PerfettoWriter<W> {
         if !lead_with_timestamp {
             Self::timestamp(&mut e, seq, ts_ns);
         }
-        if let Some((ids, site, name, category)) = named {
-            Self::intern(&mut e, seq, ids, site, name, category);
+        if let Some((ids, source)) = named {
+            Self::intern(&mut e, seq, ids, source);
         }
         e.uint(PKT_SEQUENCE_ID, seq.id);
         e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
         e.end(packet);
+    }
+
+    /// [`PerfettoWriter::track_event`] for the common case, byte for byte
+    /// the same packet: an event on its thread's track whose ids the
+    /// sequence has seen, stamped no earlier than the previous one.
+    #[inline]
+    fn small_event(
+        out: &mut Vec<u8>,
+        seq: &mut Sequence,
+        kind: u64,
+        ids: Option<SiteIds>,
+        ts_ns: u64,
+    ) {
+        const TAG_TYPE: u8 = (TE_TYPE as u8) << 3;
+        const TAG_NAME: u8 = (TE_NAME_IID as u8) << 3;
+        const TAG_CATEGORY: u8 = (TE_CATEGORY_IIDS as u8) << 3;
+        const TAG_LOCATION: u64 = (TE_SOURCE_LOCATION_IID as u64) << 3;
+        const TAG_TIMESTAMP: u8 = (PKT_TIMESTAMP as u8) << 3;
+        const TAG_SEQUENCE: u8 = (PKT_SEQUENCE_ID as u8) << 3;
+        const TAG_FLAGS: u8 = (PKT_SEQUENCE_FLAGS as u8) << 3;
+        // Packet tag, its length, track_event's tag, its length: both
+        // lengths are below 128 (one byte) and filled in at the end.
+        let mut p = Small {
+            buf: [0; 96],
+            len: 4,
+        };
+        p.byte(TAG_TYPE);
+        p.varint(kind);
+        if let Some(ids) = ids {
+            p.byte(TAG_NAME);
+            p.varint(ids.name);
+            if ids.category != 0 {
+                p.byte(TAG_CATEGORY);
+                p.varint(ids.category);
+            }
+            if ids.location != 0 && kind == TYPE_SLICE_BEGIN {
+                p.varint(TAG_LOCATION);
+                p.varint(ids.location);
+            }
+        }
+        let te_len = p.len - 4;
+        p.byte(TAG_TIMESTAMP);
+        p.varint(ts_ns - seq.last_ts);
+        seq.last_ts = ts_ns;
+        p.byte(TAG_SEQUENCE);
+        p.varint(seq.id);
+        p.byte(TAG_FLAGS);
+        p.varint(SEQ_NEEDS_INCREMENTAL_STATE);
+        p.buf[0] = ((TRACE_PACKET as u8) << 3) | 2;
+        p.buf[1] = (p.len - 2) as u8;
+        p.buf[2] = EVENT_TAG;
+        p.buf[3] = te_len as u8;
+        out.extend_from_slice(&p.buf[..p.len]);
     }
 
     /// The track of async id `id`, described (again) before each of its
@@ -644,7 +738,7 @@ impl<W: Write> PerfettoWriter<W> {
             ev.tid,
             ev.ts_ns,
             TYPE_INSTANT,
-            Some((ids, None, name, b"flow")),
+            Some((ids, NameSource::Text(name, b"flow"))),
             None,
             Some((field, id)),
             false,
@@ -733,12 +827,12 @@ impl<W: Write> Sink for PerfettoWriter<W> {
                 } else {
                     TYPE_INSTANT
                 };
-                let named = Some((ids, Some(site), site.name(), category(site)));
+                let named = Some((ids, NameSource::Site(site)));
                 self.track_event(ev.tid, ev.ts_ns, kind, named, None, None, false);
             }
             Phase::Complete(dur_ns) => {
                 let ids = self.site_ids(site);
-                let named = Some((ids, Some(site), site.name(), category(site)));
+                let named = Some((ids, NameSource::Site(site)));
                 self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_BEGIN, named, None, None, true);
                 let end = ev.ts_ns.saturating_add(dur_ns);
                 self.track_event(ev.tid, end, TYPE_SLICE_END, None, None, None, false);
@@ -751,7 +845,7 @@ impl<W: Write> Sink for PerfettoWriter<W> {
                     Phase::AsyncEnd(_) => TYPE_SLICE_END,
                     _ => TYPE_INSTANT,
                 };
-                let named = Some((ids, Some(site), site.name(), category(site)));
+                let named = Some((ids, NameSource::Site(site)));
                 self.track_event(ev.tid, ev.ts_ns, kind, named, Some(track), None, false);
             }
         }
