@@ -208,28 +208,27 @@ enum NameSource<'a> {
     Text(&'a [u8], &'a [u8]),
 }
 
-/// A packet of at most 96 bytes (it takes 66 at most) built on the stack: an event that needs
-/// no interned data, written with one copy into the output.
-struct Small {
-    buf: [u8; 96],
-    len: usize,
+/// Writes byte `$b` at `$n` of `$buf` and moves `$n` on. Only for the
+/// stack packet of [`PerfettoWriter::small_event`], whose 64 bytes at most
+/// always fit its 96-byte buffer.
+macro_rules! put {
+    ($buf:ident, $n:ident, $b:expr) => {{
+        // SAFETY: `$n` stays below 64 (see `small_event`), within `$buf`.
+        unsafe { *$buf.get_unchecked_mut($n) = $b };
+        $n += 1;
+    }};
 }
 
-impl Small {
-    #[inline(always)]
-    fn byte(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    #[inline(always)]
-    fn varint(&mut self, mut v: u64) {
+/// [`put!`] for a varint.
+macro_rules! put_varint {
+    ($buf:ident, $n:ident, $v:expr) => {{
+        let mut v: u64 = $v;
         while v >= 0x80 {
-            self.byte((v as u8) | 0x80);
+            put!($buf, $n, (v as u8) | 0x80);
             v >>= 7;
         }
-        self.byte(v as u8);
-    }
+        put!($buf, $n, v as u8);
+    }};
 }
 
 /// Streams a Perfetto protobuf trace into `W`.
@@ -240,7 +239,11 @@ pub struct PerfettoWriter<W: Write> {
     epoch: Epoch,
     process_track: u64,
     process: Sequence,
-    threads: HashMap<u32, Sequence, BuildHasherDefault<AddrHasher>>,
+    /// The live threads' sequences, and the index of the last one used:
+    /// records come a chunk of one thread at a time, so the lookup is
+    /// nearly always that one.
+    threads: Vec<(u32, Sequence)>,
+    current: usize,
     next_sequence: u64,
     sites: AddrMap<SiteIds>,
     /// Interned strings (names and categories share the id space) and
@@ -270,7 +273,8 @@ impl<W: Write> PerfettoWriter<W> {
                 last_ts: epoch.real0_ns,
                 defined: Vec::new(),
             },
-            threads: HashMap::default(),
+            threads: Vec::new(),
+            current: 0,
             next_sequence: PROCESS_SEQUENCE + 1,
             sites: HashMap::default(),
             strings: HashMap::new(),
@@ -348,25 +352,38 @@ impl<W: Write> PerfettoWriter<W> {
         });
     }
 
-    /// The sequence of thread `tid`, opened (with its track) on its first
-    /// event.
-    fn sequence(&mut self, tid: u32) -> &mut Sequence {
-        if !self.threads.contains_key(&tid) {
-            let id = self.next_sequence;
-            self.next_sequence += 1;
-            let track = track_uuid(self.pid, KIND_THREAD, u64::from(tid));
-            self.open_sequence(id, Some(track));
-            self.thread_descriptor(tid, track, None);
-            self.threads.insert(
-                tid,
-                Sequence {
-                    id,
-                    last_ts: self.epoch.real0_ns,
-                    defined: Vec::new(),
-                },
-            );
+    /// The index in `threads` of thread `tid`'s sequence, opened (with
+    /// its track) on its first event.
+    #[inline]
+    fn sequence(&mut self, tid: u32) -> usize {
+        if self
+            .threads
+            .get(self.current)
+            .is_some_and(|(t, _)| *t == tid)
+        {
+            return self.current;
         }
-        self.threads.get_mut(&tid).expect("inserted above")
+        self.current = match self.threads.iter().position(|(t, _)| *t == tid) {
+            Some(i) => i,
+            None => self.open_thread(tid),
+        };
+        self.current
+    }
+
+    #[cold]
+    fn open_thread(&mut self, tid: u32) -> usize {
+        let id = self.next_sequence;
+        self.next_sequence += 1;
+        let track = track_uuid(self.pid, KIND_THREAD, u64::from(tid));
+        self.open_sequence(id, Some(track));
+        self.thread_descriptor(tid, track, None);
+        let seq = Sequence {
+            id,
+            last_ts: self.epoch.real0_ns,
+            defined: Vec::new(),
+        };
+        self.threads.push((tid, seq));
+        self.threads.len() - 1
     }
 
     fn string_iid(&mut self, text: &[u8]) -> u64 {
@@ -544,10 +561,8 @@ impl<W: Write> PerfettoWriter<W> {
         flow: Option<(u32, u64)>,
         lead_with_timestamp: bool,
     ) {
-        if !self.threads.contains_key(&tid) {
-            self.sequence(tid);
-        }
-        let seq = self.threads.get_mut(&tid).expect("opened above");
+        let index = self.sequence(tid);
+        let seq = &mut self.threads[index].1;
         if track.is_none() && flow.is_none() && !lead_with_timestamp && ts_ns >= seq.last_ts {
             let interned = named.is_none_or(|(ids, _)| {
                 seq.is_defined(ids.name)
@@ -612,38 +627,38 @@ impl<W: Write> PerfettoWriter<W> {
         const TAG_SEQUENCE: u8 = (PKT_SEQUENCE_ID as u8) << 3;
         const TAG_FLAGS: u8 = (PKT_SEQUENCE_FLAGS as u8) << 3;
         // Packet tag, its length, track_event's tag, its length: both
-        // lengths are below 128 (one byte) and filled in at the end.
-        let mut p = Small {
-            buf: [0; 96],
-            len: 4,
-        };
-        p.byte(TAG_TYPE);
-        p.varint(kind);
+        // lengths are below 128 (one byte) and filled in at the end. At
+        // most 4 + 2 + 11 + 11 + 12 + 11 + 11 + 2 = 64 bytes, with ids
+        // and sequence ids below 2^64.
+        let mut buf = [0u8; 96];
+        let mut n = 4usize;
+        put!(buf, n, TAG_TYPE);
+        put_varint!(buf, n, kind);
         if let Some(ids) = ids {
-            p.byte(TAG_NAME);
-            p.varint(ids.name);
+            put!(buf, n, TAG_NAME);
+            put_varint!(buf, n, ids.name);
             if ids.category != 0 {
-                p.byte(TAG_CATEGORY);
-                p.varint(ids.category);
+                put!(buf, n, TAG_CATEGORY);
+                put_varint!(buf, n, ids.category);
             }
             if ids.location != 0 && kind == TYPE_SLICE_BEGIN {
-                p.varint(TAG_LOCATION);
-                p.varint(ids.location);
+                put_varint!(buf, n, TAG_LOCATION);
+                put_varint!(buf, n, ids.location);
             }
         }
-        let te_len = p.len - 4;
-        p.byte(TAG_TIMESTAMP);
-        p.varint(ts_ns - seq.last_ts);
+        let te_len = n - 4;
+        put!(buf, n, TAG_TIMESTAMP);
+        put_varint!(buf, n, ts_ns - seq.last_ts);
         seq.last_ts = ts_ns;
-        p.byte(TAG_SEQUENCE);
-        p.varint(seq.id);
-        p.byte(TAG_FLAGS);
-        p.varint(SEQ_NEEDS_INCREMENTAL_STATE);
-        p.buf[0] = ((TRACE_PACKET as u8) << 3) | 2;
-        p.buf[1] = (p.len - 2) as u8;
-        p.buf[2] = EVENT_TAG;
-        p.buf[3] = te_len as u8;
-        out.extend_from_slice(&p.buf[..p.len]);
+        put!(buf, n, TAG_SEQUENCE);
+        put_varint!(buf, n, seq.id);
+        put!(buf, n, TAG_FLAGS);
+        put_varint!(buf, n, SEQ_NEEDS_INCREMENTAL_STATE);
+        buf[0] = ((TRACE_PACKET as u8) << 3) | 2;
+        buf[1] = (n - 2) as u8;
+        buf[2] = EVENT_TAG;
+        buf[3] = te_len as u8;
+        out.extend_from_slice(&buf[..n]);
     }
 
     /// The track of async id `id`, described (again) before each of its
@@ -800,7 +815,9 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         self.thread_descriptor(tid, uuid, Some(name));
         // The thread is done: a later thread with the same id opens a new
         // sequence.
-        self.threads.remove(&tid);
+        if let Some(i) = self.threads.iter().position(|(t, _)| *t == tid) {
+            self.threads.swap_remove(i);
+        }
         self.maybe_flush();
     }
 
