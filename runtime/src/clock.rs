@@ -316,9 +316,14 @@ struct Segment {
     to: u64,
     /// Its first point.
     tsc: u64,
-    mono_ns: f64,
-    ns_per_tick: f64,
+    mono_ns: u64,
+    /// Ns per tick in 32.32 fixed point: integer arithmetic converts a
+    /// tick in a handful of instructions, within 1 ns over 2^32 ticks.
+    mult: u64,
 }
+
+/// Bits after the point of [`Segment::mult`].
+const MULT_SHIFT: u32 = 32;
 
 impl Timebase {
     /// Stamps are `CLOCK_MONOTONIC` ns.
@@ -416,8 +421,8 @@ impl Timebase {
                 from: 0,
                 to: u64::MAX,
                 tsc: p.tsc,
-                mono_ns: p.mono_ns as f64,
-                ns_per_tick: 1.0,
+                mono_ns: p.mono_ns,
+                mult: 1 << MULT_SHIFT,
             };
         }
         // The first point after `tick`, clamped so that both ends exist.
@@ -430,8 +435,9 @@ impl Timebase {
             from: if i == 1 { 0 } else { a.tsc },
             to: if i == n - 1 { u64::MAX } else { b.tsc },
             tsc: a.tsc,
-            mono_ns: a.mono_ns as f64,
-            ns_per_tick: (b.mono_ns - a.mono_ns) as f64 / (b.tsc - a.tsc) as f64,
+            mono_ns: a.mono_ns,
+            mult: ((u128::from(b.mono_ns - a.mono_ns) << MULT_SHIFT) / u128::from(b.tsc - a.tsc))
+                .min(u128::from(u64::MAX)) as u64,
         }
     }
 
@@ -455,14 +461,11 @@ impl Timebase {
                 seg
             }
         };
-        let delta = stamp as f64 - seg.tsc as f64;
-        let ns = seg.mono_ns + delta * seg.ns_per_tick;
-        // Rounded to the nearest ns (`f64::round` is a libm call).
-        if ns <= 0.0 {
-            0
-        } else {
-            (ns + 0.5) as u64
-        }
+        // Signed: a stamp before the first point is extrapolated back.
+        let delta = i128::from(stamp) - i128::from(seg.tsc);
+        let half = 1i128 << (MULT_SHIFT - 1);
+        let ns = i128::from(seg.mono_ns) + ((delta * i128::from(seg.mult) + half) >> MULT_SHIFT);
+        ns.clamp(0, i128::from(u64::MAX)) as u64
     }
 
     /// Ns since the Unix epoch of stamp `stamp`.
