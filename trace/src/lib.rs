@@ -8,6 +8,10 @@
 //! * an object `{"displayTimeUnit": "us", "otherData": {...},
 //!   "traceEvents": [...]}`.
 //!
+//! Perfetto protobuf traces (`.pftrace`, the runtime's `log-format=perfetto`)
+//! are read wherever these are, as the same events (see `pftrace.rs`): a
+//! file is taken as one when it is named `*.pftrace` or starts like one.
+//!
 //! A program killed mid-run (for example by `SIGKILL`) leaves an array
 //! without its closing `]`, possibly ending in a half-written line. Such a
 //! trace is still read: every complete event is kept and
@@ -77,12 +81,14 @@
 
 mod check;
 mod compare;
+mod convert;
 mod critical_path;
 mod db;
 mod error;
 mod event;
 mod merge;
 mod model;
+mod pftrace;
 mod profile;
 mod read;
 mod runs;
@@ -93,6 +99,7 @@ mod treatments;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
+pub use convert::{convert, is_pftrace_name, ConvertError, Converted};
 pub use critical_path::{
     critical_path, track_events, write_track, CriticalPath, NameOnPath, Place, Step, StepKind,
 };

@@ -13,6 +13,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod compare;
+mod convert;
 mod critical_path;
 mod db;
 mod generate;
@@ -35,7 +36,9 @@ const LONG_ABOUT: &str = "\
 Check, summarise, merge and query perfflow trace files.
 
 A program built with perfflow writes one Chrome trace file per process,
-perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks
+perfflow.array.<host>.<pid>.pfw, which Perfetto opens (with
+log-format=perfetto, Perfetto's protobuf trace, .pftrace, which every
+command reads as well; convert writes one as the other). This tool checks
 such files, summarises where the time went, merges the processes and hosts
 of a workflow into one timeline, and imports runs into an SQLite database.
 
@@ -62,6 +65,7 @@ Examples:
   perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
   perfflow-trace critical-path run/ -o workflow.pfw
   perfflow-trace profile run/ --hatchet profile.json
+  perfflow-trace convert perfflow.perfetto.node1.4242.pftrace trace.pfw
   perfflow-trace compare --a base/* --b new/* --fail-if-slower 5
   perfflow-trace treatments runs.sqlite --score wall";
 
@@ -89,6 +93,7 @@ enum Command {
     Sql(sql::Args),
     CriticalPath(critical_path::Args),
     Profile(profile::Args),
+    Convert(convert::Args),
     Compare(compare::Args),
     Treatments(treatments::Args),
     Completions(generate::CompletionsArgs),
@@ -126,6 +131,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Sql(args) => sql::run(args, out, err),
         Command::CriticalPath(args) => critical_path::run(args, out, err),
         Command::Profile(args) => profile::run(args, out, err),
+        Command::Convert(args) => convert::run(args, out, err),
         Command::Compare(args) => compare::run(args, out, err),
         Command::Treatments(args) => treatments::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
