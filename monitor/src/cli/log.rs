@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a Unix time in seconds.
 pub fn utc_text(unix_s: f64) -> String {
-    let t = crate::report::html::Utc::of(unix_s);
+    let t = perfflow_report::html::Utc::of(unix_s);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year, t.month, t.day, t.hour, t.minute, t.second, t.milli
