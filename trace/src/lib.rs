@@ -73,6 +73,7 @@ mod merge;
 mod read;
 mod spans;
 mod summary;
+mod workflow_report;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
@@ -86,3 +87,6 @@ pub use read::{
     TraceInfo,
 };
 pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};
+pub use workflow_report::{
+    analyse as analyse_workflow, write_report as write_workflow_report, Workflow,
+};

@@ -15,6 +15,7 @@ mod check;
 mod db;
 mod generate;
 mod merge;
+mod report;
 mod sql;
 mod summary;
 
@@ -77,6 +78,7 @@ enum Command {
     Merge(merge::Args),
     Db(db::Args),
     Sql(sql::Args),
+    Report(report::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -110,6 +112,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Merge(args) => merge::run(args, out, err),
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
+        Command::Report(args) => report::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }
