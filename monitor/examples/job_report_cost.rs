@@ -145,6 +145,15 @@ fn write_job(dir: &Path, hosts: usize) {
     fs::write(metrics.join("meta_data.json"), meta.to_string()).unwrap();
 }
 
+/// CPU time of this process so far (user + system), seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 fn size(path: &Path) -> String {
     format!("{:.1} MB", fs::metadata(path).unwrap().len() as f64 / 1e6)
 }
@@ -164,13 +173,14 @@ fn main() {
         size(&dir.join("metrics/cpu_metrics.json")),
         size(&dir.join("metrics/perf_metrics.json"))
     );
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_seconds());
     let page = generate_report(&dir).unwrap();
     let elapsed = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
     let plots = fs::read_dir(dir.join("plots")).map_or(0, |d| d.count());
     let pdf = page.with_extension("pdf");
     println!(
-        "report {elapsed:.3} s: {} ({}), {} ({}), {plots} PNG plots",
+        "report {elapsed:.3} s ({cpu:.3} s CPU): {} ({}), {} ({}), {plots} PNG plots",
         page.file_name().unwrap().to_string_lossy(),
         size(&page),
         pdf.file_name().unwrap().to_string_lossy(),
