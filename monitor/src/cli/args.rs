@@ -63,6 +63,9 @@ pub struct Config {
     /// Lines to print on stderr before the run: what was assumed (a
     /// duration given without a unit is read as seconds).
     pub notes: Vec<String>,
+    /// perf event groups to count (`--perf-groups`, default: all that
+    /// apply to this processor).
+    pub perf_groups: crate::GroupSelection,
 }
 
 impl Default for Config {
@@ -83,6 +86,7 @@ impl Default for Config {
             target: Target::Scheduler,
             host_name: None,
             notes: Vec::new(),
+            perf_groups: crate::GroupSelection::Matching,
         }
     }
 }
@@ -235,6 +239,10 @@ fn export_format(flag: &'static str) -> impl Fn(&str) -> Result<ExportFormat, St
 fn host_name(text: &str) -> Result<String, String> {
     check_host_name("--host-name", text).map_err(|e| e.0)?;
     Ok(text.to_string())
+}
+
+fn perf_groups(text: &str) -> Result<crate::GroupSelection, String> {
+    crate::GroupSelection::parse(text).map_err(|e| format!("--perf-groups: {e}"))
 }
 
 fn pid(text: &str) -> Result<i32, String> {
@@ -400,6 +408,9 @@ struct RunArgs {
     /// Name of this node in the results [default: $PERFFLOW_MONITOR_HOST, else the host name]
     #[arg(long = "host-name", value_name = "NAME", value_parser = host_name)]
     host_name: Option<String>,
+    /// perf event groups: all (those for this processor), none, or names from FLOPS, FLOPS_DP, FLOPS_SP, L2, L3, MEM [default: all]
+    #[arg(long = "perf-groups", value_name = "LIST", value_parser = perf_groups)]
+    perf_groups: Option<crate::GroupSelection>,
     /// Log to stderr as well as to the log file (never to stdout: it is the job's)
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -531,6 +542,7 @@ where
         verbose: r.verbose,
         target,
         host_name: r.host_name,
+        perf_groups: r.perf_groups.unwrap_or(crate::GroupSelection::Matching),
         ..Config::default()
     };
     if let Some(i) = r.interval {
