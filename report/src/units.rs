@@ -189,7 +189,9 @@ impl Scale {
     fn new(factor: f64, name: &str, spaced: bool) -> Scale {
         // Binary and decimal unit names read better with a space too,
         // except the bare prefixes of plain numbers (`3k`, `2.5M`).
-        let spaced = spaced || name.len() > 1 || name == "B" || name == "s" || name == "h";
+        // A bare rate (`12.0/s`) reads as one unit.
+        let spaced = (spaced || name.len() > 1 || name == "B" || name == "s" || name == "h")
+            && !name.starts_with('/');
         Scale {
             factor,
             name: name.to_string(),
@@ -242,7 +244,7 @@ mod tests {
     fn counts_and_rates_take_decimal_prefixes() {
         assert_eq!(Unit::parse(Some("count")).format(3_200_000.0), "3.20M");
         assert_eq!(Unit::parse(Some("1/s")).format(45_000.0), "45.0 k/s");
-        assert_eq!(Unit::parse(Some("1/s")).format(12.0), "12.0 /s");
+        assert_eq!(Unit::parse(Some("1/s")).format(12.0), "12.0/s");
         assert_eq!(Unit::parse(None).format(0.5), "0.500");
     }
 
