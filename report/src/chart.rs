@@ -89,7 +89,8 @@ pub struct Chart {
     pub title: String,
     /// The values' unit.
     pub unit: Unit,
-    /// Text along the y axis (the unit's name is added).
+    /// Text along the y axis (the unit's name is added); empty for the
+    /// unit alone.
     pub y_label: String,
     /// The lines.
     pub series: Vec<Series>,
@@ -210,9 +211,10 @@ pub fn svg(chart: &Chart) -> String {
         bottom - top
     );
     // y label, turned.
-    let y_label = match y.scale.name.as_str() {
-        "" => chart.y_label.clone(),
-        name => format!("{} [{name}]", chart.y_label),
+    let y_label = match (chart.y_label.as_str(), y.scale.name.as_str()) {
+        (label, "") => label.to_string(),
+        ("", name) => format!("[{name}]"),
+        (label, name) => format!("{label} [{name}]"),
     };
     let y_label = fit(&y_label, bottom - top, TICK_FONT);
     let cy = (top + bottom) / 2.0;
@@ -551,24 +553,59 @@ impl YAxis {
             let positive = || values().filter(|v| *v > 0.0);
             let lo = positive().fold(f64::INFINITY, f64::min);
             let hi = positive().fold(f64::NEG_INFINITY, f64::max);
-            let (lo, hi) = if lo.is_finite() {
+            let binary = matches!(chart.unit, Unit::Bytes | Unit::BytesPerSecond);
+            // Bytes tick at 1, 10 and 100 of each binary unit.
+            let steps: Vec<f64> = (0..7)
+                .flat_map(|i| [1.0, 10.0, 100.0].map(|m| (m * 1024f64.powi(i)).log10()))
+                .collect();
+            let (lo, hi) = if !lo.is_finite() {
+                (0.0, 1.0)
+            } else if binary {
+                let (l, h) = (lo.log10(), hi.log10());
+                let below = steps
+                    .iter()
+                    .copied()
+                    .filter(|k| *k <= l + 1e-9)
+                    .fold(0.0, f64::max);
+                let above = steps
+                    .iter()
+                    .copied()
+                    .find(|k| *k >= h - 1e-9)
+                    .unwrap_or(h.ceil());
+                (below, above.max(below + 1.0))
+            } else {
                 (
                     lo.log10().floor(),
                     hi.log10().ceil().max(lo.log10().floor() + 1.0),
                 )
-            } else {
-                (0.0, 1.0)
             };
             let scale = chart.unit.scale(10f64.powf(hi));
             let every = ((hi - lo) / 6.0).ceil().max(1.0) as i64;
-            let ticks = (lo as i64..=hi as i64)
-                .filter(|k| (k - lo as i64) % every == 0)
-                .map(|k| {
-                    let v = 10f64.powi(k as i32);
-                    let s = chart.unit.scale(v);
-                    (k as f64, s.label(s.apply(v), 0))
-                })
-                .collect();
+            let ticks = if binary {
+                // `1 MiB/s`, `10 MiB/s`, `100 MiB/s`, `1 GiB/s`, rather
+                // than `954 MiB/s`.
+                steps
+                    .iter()
+                    .copied()
+                    .filter(|k| *k >= lo - 1e-9 && *k <= hi + 1e-9)
+                    .enumerate()
+                    .filter(|(i, _)| *i as i64 % every == 0)
+                    .map(|(_, k)| {
+                        let v = 10f64.powf(k);
+                        let s = chart.unit.scale(v);
+                        (k, s.label(s.apply(v).round(), 0))
+                    })
+                    .collect()
+            } else {
+                (lo as i64..=hi as i64)
+                    .filter(|k| (k - lo as i64) % every == 0)
+                    .map(|k| {
+                        let v = 10f64.powi(k as i32);
+                        let s = chart.unit.scale(v);
+                        (k as f64, s.label(s.apply(v), 0))
+                    })
+                    .collect()
+            };
             return YAxis {
                 scale: Scale::named(scale.factor, ""),
                 log: true,
@@ -726,8 +763,14 @@ mod tests {
         let mut c = chart("bytes/s", &[3.0, 2e6]);
         c.y_scale = YScale::Log;
         let y = YAxis::of(&c);
-        assert_eq!((y.lo, y.hi), (0.0, 7.0));
-        assert_eq!(y.ticks[0].1, "1 B/s");
+        assert_eq!(y.lo, 0.0);
+        assert!((y.hi - 10_485_760f64.log10()).abs() < 1e-12, "{}", y.hi);
+        let labels: Vec<&str> = y.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["1 B/s", "100 B/s", "10 KiB/s", "1 MiB/s"]);
+        assert_eq!(y.value(0.0), None);
+        let mut c = chart("W", &[3.0, 2e6]);
+        c.y_scale = YScale::Log;
+        assert_eq!((YAxis::of(&c).lo, YAxis::of(&c).hi), (0.0, 7.0));
         assert_eq!(y.value(0.0), None);
     }
 

@@ -306,7 +306,7 @@ pub fn per_node_chart(plot: &PlotData, height: f64) -> Chart {
             n = plot.name
         ),
         unit,
-        y_label: plot.name.to_string(),
+        y_label: String::new(),
         series: plot.per_node.clone(),
         y_scale: if plot.log {
             YScale::Log
@@ -336,7 +336,7 @@ pub fn all_nodes_chart(plot: &PlotData, height: f64) -> Chart {
             n = plot.name
         ),
         unit,
-        y_label: format!("{what} {}", plot.name),
+        y_label: String::new(),
         series: vec![plot.all_nodes.clone()],
         y_scale: if plot.log {
             YScale::Log

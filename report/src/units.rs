@@ -90,7 +90,9 @@ impl Unit {
                 let rate = matches!(self, Unit::BytesPerSecond);
                 let names = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
                 let mut i = 0;
-                while i + 1 < names.len() && m >= 1024f64.powi(i as i32 + 1) {
+                // (A hair under a power, from a round trip through log10,
+                // still counts as it.)
+                while i + 1 < names.len() && m >= 1024f64.powi(i as i32 + 1) * (1.0 - 1e-9) {
                     i += 1;
                 }
                 let name = if rate {
@@ -237,6 +239,7 @@ mod tests {
         assert_eq!(u.format(1536.0), "1.50 KiB");
         assert_eq!(u.format(3.0 * 1024f64.powi(3)), "3.00 GiB");
         assert_eq!(u.format(0.0), "0 B");
+        assert_eq!(u.format(10f64.powf(1073741824f64.log10())), "1.00 GiB");
         assert_eq!(Unit::parse(Some("bytes/s")).format(2.5e6), "2.38 MiB/s");
     }
 
