@@ -140,7 +140,12 @@ impl Unit {
             return value.to_string();
         }
         let scale = self.scale(value);
-        scale.label(scale.apply(value), significant_decimals(scale.apply(value)))
+        let v = scale.apply(value);
+        // Decimals of the rounded value: 0.99996 shows as 1.00, not 1.000.
+        let rounded: f64 = format!("{v:.*}", significant_decimals(v))
+            .parse()
+            .unwrap_or(v);
+        scale.label(v, significant_decimals(rounded))
     }
 }
 
