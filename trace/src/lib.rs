@@ -103,5 +103,5 @@ pub use treatments::{
     TreatmentOptions, Treatments,
 };
 pub use workflow_report::{
-    analyse as analyse_workflow, write_report as write_workflow_report, Workflow,
+    analyse as analyse_workflow, write_report as write_workflow_report, RunsInput, Workflow,
 };

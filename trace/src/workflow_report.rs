@@ -10,6 +10,8 @@
 //!   and max duration);
 //! - the imbalance across processes: for each top function, its inclusive
 //!   time per process (min, mean, max, and max over mean);
+//! - with a database of labelled runs: each factor's effect on a score
+//!   ([`crate::treatments`]), as a table and as bars with their intervals;
 //! - with the monitor's results directory: its node metrics for the hosts
 //!   of the traces (all hosts when none match), over the run's interval.
 //!
@@ -31,6 +33,7 @@ use perfflow_report::units::Unit;
 use crate::event::{Event, Phase};
 use crate::read::stream_trace;
 use crate::summary::{FunctionStats, Summarizer, Summary};
+use crate::treatments::{scored_runs, treatments, FactorEffect, Score, TreatmentOptions};
 use crate::TraceError;
 
 /// How many functions get a colour of their own.
@@ -333,11 +336,23 @@ pub fn timeline_svg(w: &Workflow) -> String {
     out
 }
 
+/// A database of labelled runs and the score to compare them by, for the
+/// report's treatment effects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunsInput<'a> {
+    /// The database made by `perfflow-trace db`.
+    pub db: &'a Path,
+    /// The score of a run.
+    pub score: &'a Score,
+}
+
 /// Writes the report page; `metrics` is a monitor results directory
-/// (its `metrics/` files) or `None`.
+/// (its `metrics/` files) or `None`; `runs` adds the treatment effects of
+/// a database of labelled runs.
 pub fn write_report(
     files: &[PathBuf],
     metrics: Option<&Path>,
+    runs: Option<RunsInput>,
     output: &Path,
 ) -> Result<(), String> {
     let w = analyse(files).map_err(|e| e.to_string())?;
@@ -423,11 +438,165 @@ pub fn write_report(
         &[1, 2, 3, 4, 5],
     ));
 
+    if let Some(runs) = runs {
+        treatment_section(&mut page, runs)?;
+    }
     if let Some(dir) = metrics {
         node_metrics(&mut page, &w, dir)?;
     }
     std::fs::write(output, page.finish())
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))
+}
+
+/// A score's value in its unit (`ns` for times).
+fn score_text(unit: &str, v: f64) -> String {
+    if unit == "ns" {
+        let sign = if v < 0.0 { "-" } else { "+" };
+        format!("{sign}{}", Unit::Seconds.format(v.abs() / 1e9))
+    } else {
+        format!("{v:+.4} {unit}")
+    }
+}
+
+/// The effect of each factor on the runs' score: a table, and a chart of
+/// each mean effect with its 95% interval.
+fn treatment_section(page: &mut Page, runs: RunsInput) -> Result<(), String> {
+    page.section("treatments", "Treatment effects");
+    let (scored, unit) = scored_runs(runs.db, runs.score).map_err(|e| e.to_string())?;
+    let result = treatments(
+        &runs.score.to_string(),
+        &unit,
+        &scored,
+        &TreatmentOptions::default(),
+    )?;
+    if result.factors.is_empty() {
+        page.push("<p class=\"none\">No two runs differ in one label only.</p>\n");
+        return Ok(());
+    }
+    let level = |l: &Option<String>| l.clone().unwrap_or_else(|| "(none)".to_string());
+    let rows: Vec<Vec<String>> = result
+        .factors
+        .iter()
+        .map(|f| {
+            let e = &f.effect;
+            vec![
+                f.factor.clone(),
+                format!("{} → {}", level(&f.from), level(&f.to)),
+                e.pairs.to_string(),
+                score_text(&unit, e.mean),
+                e.mean_pct
+                    .map_or_else(|| "–".to_string(), |p| format!("{p:+.1} %")),
+                e.interval.as_ref().map_or_else(
+                    || "–".to_string(),
+                    |i| {
+                        format!(
+                            "{} … {}",
+                            score_text(&unit, i.low),
+                            score_text(&unit, i.high)
+                        )
+                    },
+                ),
+            ]
+        })
+        .collect();
+    page.push(&format!(
+        "<p>Score: {} over {} runs; a change is the score at the level less the score at the baseline, \
+         for runs whose other labels are equal.</p>\n",
+        escape(&result.score),
+        result.runs
+    ));
+    page.push(&html::table(
+        &[
+            "Factor",
+            "Change",
+            "Pairs",
+            "Mean effect",
+            "Mean effect (%)",
+            "95% interval",
+        ],
+        &rows,
+        &[2, 3, 4, 5],
+    ));
+    page.push("<div class=\"panel\">");
+    page.push(&effects_svg(&result.factors, &unit));
+    page.push("</div>\n");
+    Ok(())
+}
+
+/// Horizontal bars of each factor's mean effect with its interval as a
+/// whisker, around a zero line.
+fn effects_svg(factors: &[FactorEffect], unit: &str) -> String {
+    let (label_w, bar_h, width) = (220.0, 22.0, 760.0);
+    let height = factors.len() as f64 * bar_h + 30.0;
+    let extent = factors
+        .iter()
+        .flat_map(|f| {
+            let i = f.effect.interval.as_ref();
+            [
+                f.effect.mean,
+                i.map_or(0.0, |i| i.low),
+                i.map_or(0.0, |i| i.high),
+            ]
+        })
+        .fold(0.0f64, |a, v| a.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    let plot = width - label_w - 20.0;
+    let zero = label_w + plot / 2.0;
+    let x = |v: f64| zero + v / extent * plot / 2.0;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" \
+         height=\"{height}\" font-family=\"{FONT}\" font-size=\"11\" role=\"img\" \
+         style=\"max-width: {width}px\"><rect width=\"{width}\" height=\"{height}\" fill=\"#fff\"/>"
+    );
+    for (row, f) in factors.iter().enumerate() {
+        let y = 6.0 + row as f64 * bar_h;
+        let m = f.effect.mean;
+        let color = if m > 0.0 { "#d62728" } else { "#2ca02c" };
+        let to = f.to.clone().unwrap_or_else(|| "(none)".to_string());
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#333\">{}</text>\
+             <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{color}\" fill-opacity=\"0.75\">\
+             <title>{}</title></rect>",
+            label_w - 8.0,
+            y + 14.0,
+            escape(&format!("{}={}", f.factor, to)),
+            x(m.min(0.0)),
+            y + 3.0,
+            (x(m) - zero).abs().max(1.0),
+            bar_h - 6.0,
+            escape(&score_text(unit, m))
+        );
+        if let Some(i) = &f.effect.interval {
+            let yc = y + bar_h / 2.0;
+            let _ = write!(
+                out,
+                "<line x1=\"{}\" x2=\"{}\" y1=\"{yc}\" y2=\"{yc}\" stroke=\"#222\"/>\
+                 <line x1=\"{0}\" x2=\"{0}\" y1=\"{2}\" y2=\"{3}\" stroke=\"#222\"/>\
+                 <line x1=\"{1}\" x2=\"{1}\" y1=\"{2}\" y2=\"{3}\" stroke=\"#222\"/>",
+                x(i.low),
+                x(i.high),
+                yc - 4.0,
+                yc + 4.0
+            );
+        }
+    }
+    let axis = 6.0 + factors.len() as f64 * bar_h;
+    let _ = write!(
+        out,
+        "<line x1=\"{zero}\" x2=\"{zero}\" y1=\"2\" y2=\"{axis}\" stroke=\"#888\"/>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"start\" fill=\"#444\">{}</text>\
+         <text x=\"{zero}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">0</text>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text></svg>",
+        label_w,
+        axis + 16.0,
+        escape(&score_text(unit, -extent)),
+        axis + 16.0,
+        width - 20.0,
+        axis + 16.0,
+        escape(&score_text(unit, extent))
+    );
+    out
 }
 
 /// The legend of the timeline; `usize::MAX` is the grey of other

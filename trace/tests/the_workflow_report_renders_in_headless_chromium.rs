@@ -1,8 +1,9 @@
 //! `perfflow-trace report` on a run of four processes on two hosts, one of
-//! them slower in `solve`, with the monitor's results for those hosts:
-//! the page names the slow process in the imbalance table, has one
-//! timeline lane per process, the node metrics of the two hosts only, and
-//! headless Chromium draws it (Debian package `chromium`; without it the
+//! them slower in `solve`, with the monitor's results for those hosts and a
+//! database holding that run (`solver=old`) and a faster one
+//! (`solver=new`): the page names the slow process in the imbalance table,
+//! has one timeline lane per process, the effect of `solver` on `solve`,
+//! the node metrics of the two hosts only, and headless Chromium draws it (Debian package `chromium`; without it the
 //! test fails and says so). The page and the screenshot stay in
 //! `$CARGO_TARGET_TMPDIR/workflow-report/` to be looked at.
 
@@ -50,6 +51,16 @@ fn write_metrics(dir: &Path) {
         cpu[*h] = json!({"time_stamps": t, "cpu_percent": vec![10.0 * (i + 1) as f64; 30]});
     }
     fs::write(metrics.join("cpu_metrics.json"), cpu.to_string()).unwrap();
+}
+
+/// Runs `command`, failing the test with its stderr when it fails.
+fn succeed(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn chromium(profile: &Path, args: &[&str], page: &Path) -> Output {
@@ -108,21 +119,29 @@ fn the_workflow_report_shows_lanes_imbalance_and_the_hosts_metrics() {
         write_trace(&dir, "b", 12, 300.0),
     ];
     write_metrics(&dir);
+    let faster = dir.join("faster");
+    fs::create_dir_all(&faster).unwrap();
+    let fast: Vec<PathBuf> = [("a", 10), ("a", 11), ("b", 10), ("b", 12)]
+        .iter()
+        .map(|(h, p)| write_trace(&faster, h, *p, 50.0))
+        .collect();
+    let tool = || Command::new(env!("CARGO_BIN_EXE_perfflow-trace"));
+    let db = dir.join("runs.sqlite");
+    for (files, run, label) in [
+        (&traces[..], "old", "solver=old"),
+        (&fast[..], "new", "solver=new"),
+    ] {
+        let mut import = tool();
+        import.args(["db", "-o"]).arg(&db).args(files);
+        succeed(import.args(["--run", run, "--label", label]));
+    }
     let page = dir.join("report.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_perfflow-trace"))
-        .arg("report")
-        .args(&traces)
-        .arg("--metrics")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut report = tool();
+    report.arg("report").args(&traces).arg("--db").arg(&db);
+    report
+        .args(["--score", "span:solve", "--metrics"])
+        .arg(&dir);
+    succeed(report.arg("-o").arg(&page));
     let html = fs::read_to_string(&page).unwrap();
 
     // One lane per process, named by the metadata's host.
@@ -144,6 +163,14 @@ fn the_workflow_report_shows_lanes_imbalance_and_the_hosts_metrics() {
         ),
         "no imbalance row for solve"
     );
+    // solve: 150 ms on average with the old solver, 50 ms with the new.
+    assert!(
+        html.contains(
+            "<tr><td>solver</td><td>new → old</td><td class=\"num\">1</td>\
+             <td class=\"num\">+100 ms</td>"
+        ),
+        "no treatment row for solver"
+    );
     // The node metrics of hosts a and b only.
     assert!(html.contains("<h2 id=\"cpu\">CPU</h2>"));
     assert!(html.contains("<title>a</title>") && html.contains("<title>b</title>"));
@@ -158,8 +185,8 @@ fn the_workflow_report_shows_lanes_imbalance_and_the_hosts_metrics() {
     assert!(dom.contains("<h1>Workflow report</h1>"));
     assert_eq!(
         dom.matches("<div class=\"panel\">").count(),
-        2,
-        "timeline and one CPU panel"
+        3,
+        "timeline, treatment effects and one CPU panel"
     );
 
     let shot = dir.join("screenshot.png");

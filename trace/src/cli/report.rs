@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::write_workflow_report;
+use perfflow_trace::{write_workflow_report, RunsInput, Score};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -12,8 +12,9 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 /// One self-contained HTML page: a timeline of every process across the
 /// run coloured by the innermost function, the functions with the most self
 /// time, each one's inclusive time across processes (min, mean, max), and,
-/// with --metrics, perfflow-monitor's node metrics for the traces' hosts
-/// over the run's interval.
+/// with --db, each run label's effect on --score (as `treatments` computes
+/// it), and with --metrics, perfflow-monitor's node metrics for the traces'
+/// hosts over the run's interval.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Args {
     /// Trace files of one run
@@ -25,10 +26,20 @@ pub struct Args {
     /// perfflow-monitor's results directory (holding metrics/) for the same run
     #[arg(long, value_name = "DIR")]
     pub metrics: Option<PathBuf>,
+    /// A database of labelled runs (perfflow-trace db): adds each label's effect on --score
+    #[arg(long, value_name = "DATABASE")]
+    pub db: Option<PathBuf>,
+    /// The score the runs of --db are compared by: wall, span:NAME, metric:GROUP.SERIES[:mean|:max]
+    #[arg(long, value_name = "EXPR", default_value = "wall", value_parser = |s: &str| s.parse::<Score>())]
+    pub score: Score,
 }
 
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    match write_workflow_report(&args.files, args.metrics.as_deref(), &args.output) {
+    let runs = args.db.as_deref().map(|db| RunsInput {
+        db,
+        score: &args.score,
+    });
+    match write_workflow_report(&args.files, args.metrics.as_deref(), runs, &args.output) {
         Ok(()) => {
             say(out, format_args!("wrote {}", args.output.display()));
             EXIT_OK
