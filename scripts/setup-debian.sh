@@ -9,7 +9,8 @@
 # files are checked against perfmon's schema), python3-dev (a test embeds
 # CPython in a traced program), clang's sanitizer runtimes and pytest (the
 # Python package's tests), Parsl (a composite workflow test's driver),
-# maturin and python3-venv (the wheel the build makes is installed in a venv).
+# maturin and python3-venv (the wheel the build makes is installed in a venv),
+# perfetto and protobuf (Perfetto's own classes decode .pftrace traces).
 # A Rust toolchain (1.86 or newer, e.g. from rustup) must already be there.
 set -euo pipefail
 tests=0
@@ -51,6 +52,9 @@ pip_for_tests jsonschema "validates the monitor's files against perfmon's schema
 pip_for_tests pytest "runs the Python package's tests" "python3 -c 'import pytest'"
 pip_for_tests maturin "builds the Python wheel in the CMake build" "command -v maturin"
 pip_for_tests parsl "the Parsl workflow example; wheels only, about 5 s" "python3 -c 'import parsl'"
+pip_for_tests protobuf "the runtime behind Perfetto's generated classes" "python3 -c 'import google.protobuf'"
+pip_for_tests perfetto "Perfetto's generated classes decode the .pftrace files" \
+  "python3 -c 'from perfetto.protos.perfetto.trace import perfetto_trace_pb2'"
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi

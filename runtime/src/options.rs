@@ -67,6 +67,8 @@ use std::time::Duration;
 
 use perfflow_monitor::Source;
 
+use crate::clock::ClockSource;
+
 /// The environment variable the runtime reads its settings from.
 pub const ENV_VAR: &str = "PERFFLOW_OPTIONS";
 
@@ -129,6 +131,8 @@ pub enum LogFormat {
     Array,
     /// A JSON object whose `traceEvents` member holds the events.
     Object,
+    /// Perfetto's protobuf trace (`.pftrace`).
+    Perfetto,
 }
 
 impl LogFormat {
@@ -137,6 +141,15 @@ impl LogFormat {
         match self {
             LogFormat::Array => "array",
             LogFormat::Object => "object",
+            LogFormat::Perfetto => "perfetto",
+        }
+    }
+
+    /// The extension of trace files in this format, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            LogFormat::Array | LogFormat::Object => "pfw",
+            LogFormat::Perfetto => "pftrace",
         }
     }
 }
@@ -234,6 +247,9 @@ pub struct Options {
     /// Longest time a published event waits before it is written to the
     /// trace file (`flush-interval`).
     pub flush_interval: Duration,
+    /// The clock events are stamped with (`clock`); `None`: the TSC where
+    /// it is invariant, else the monotonic clock.
+    pub clock: Option<ClockSource>,
     /// Labels of the run (`labels`), `(key, value)` in the order given,
     /// written into the trace's `perfflow_process` metadata.
     pub labels: Vec<(String, String)>,
@@ -254,6 +270,7 @@ impl Default for Options {
             sampler_metrics: Source::ALL.to_vec(),
             signals: vec![EndSignal::Term, EndSignal::Abrt],
             flush_interval: Duration::from_secs(1),
+            clock: None,
             labels: Vec::new(),
         }
     }
@@ -412,12 +429,17 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "log-format",
         default: "Array",
-        accepted: "Array or Object",
-        description: "Write a JSON array of events or an object with traceEvents",
+        accepted: "Array, Object or Perfetto",
+        description: "Write a JSON array of events, an object with traceEvents, or Perfetto's \
+                      protobuf trace (.pftrace)",
         apply: |o, v| {
             o.log_format = choice(
                 v,
-                &[("array", LogFormat::Array), ("object", LogFormat::Object)],
+                &[
+                    ("array", LogFormat::Array),
+                    ("object", LogFormat::Object),
+                    ("perfetto", LogFormat::Perfetto),
+                ],
             )?;
             Ok(None)
         },
@@ -482,6 +504,26 @@ pub static OPTIONS: &[OptionSpec] = &[
             let (interval, note) = duration(v, FLUSH_INTERVAL_MIN)?;
             o.flush_interval = interval;
             Ok(note)
+        },
+    },
+    OptionSpec {
+        key: "clock",
+        default: "auto",
+        accepted: "tsc, monotonic or auto (tsc where the CPU has an invariant TSC: x86-64 with \
+                   constant_tsc and nonstop_tsc; else monotonic)",
+        description: "Clock events are stamped with: the time stamp counter (rdtsc, calibrated \
+                      against CLOCK_MONOTONIC) or CLOCK_MONOTONIC; timestamps written are the same \
+                      time base either way",
+        apply: |o, v| {
+            o.clock = choice(
+                v,
+                &[
+                    ("auto", None),
+                    ("tsc", Some(ClockSource::Tsc)),
+                    ("monotonic", Some(ClockSource::Monotonic)),
+                ],
+            )?;
+            Ok(None)
         },
     },
     OptionSpec {
@@ -705,7 +747,7 @@ pub fn file_name_safe(text: &str) -> Cow<'_, str> {
 }
 
 /// The trace file name:
-/// `perfflow.<array|object>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].pfw`.
+/// `perfflow.<array|object|perfetto>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].<pfw|pftrace>`.
 ///
 /// The optional parts appear in the order the user listed them in
 /// `log-filename-include`; the instance path is written inside literal
@@ -728,7 +770,8 @@ pub fn trace_file_name(options: &Options, instance_path: &str, hostname: &str, p
             }
         }
     }
-    file.push_str(".pfw");
+    file.push('.');
+    file.push_str(options.log_format.extension());
     file
 }
 
@@ -773,6 +816,7 @@ mod tests {
             sampler_metrics: vec![Source::Gpu],
             signals: Vec::new(),
             flush_interval: Duration::from_secs(9),
+            clock: Some(ClockSource::Tsc),
             labels: vec![("k".to_string(), "v".to_string())],
         };
         for spec in OPTIONS {

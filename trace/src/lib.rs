@@ -8,6 +8,10 @@
 //! * an object `{"displayTimeUnit": "us", "otherData": {...},
 //!   "traceEvents": [...]}`.
 //!
+//! Perfetto protobuf traces (`.pftrace`, the runtime's `log-format=perfetto`)
+//! are read wherever these are, as the same events (see `pftrace.rs`): a
+//! file is taken as one when it is named `*.pftrace` or starts like one.
+//!
 //! A program killed mid-run (for example by `SIGKILL`) leaves an array
 //! without its closing `]`, possibly ending in a half-written line. Such a
 //! trace is still read: every complete event is kept and
@@ -72,10 +76,12 @@
 
 mod check;
 mod compare;
+mod convert;
 mod db;
 mod error;
 mod event;
 mod merge;
+mod pftrace;
 mod read;
 mod runs;
 mod spans;
@@ -86,6 +92,7 @@ mod workflow_report;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
+pub use convert::{convert, is_pftrace_name, ConvertError, Converted};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};

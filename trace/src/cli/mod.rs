@@ -13,6 +13,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod compare;
+mod convert;
 mod db;
 mod generate;
 mod merge;
@@ -34,7 +35,9 @@ const LONG_ABOUT: &str = "\
 Check, summarise, merge and query perfflow trace files.
 
 A program built with perfflow writes one Chrome trace file per process,
-perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks
+perfflow.array.<host>.<pid>.pfw, which Perfetto opens (with
+log-format=perfetto, Perfetto's protobuf trace, .pftrace, which every
+command reads as well; convert writes one as the other). This tool checks
 such files, summarises where the time went, merges the processes and hosts
 of a workflow into one timeline, and imports runs into an SQLite database.
 
@@ -58,6 +61,7 @@ Examples:
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
   perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace convert perfflow.perfetto.node1.4242.pftrace trace.pfw
   perfflow-trace compare --a base/* --b new/* --fail-if-slower 5
   perfflow-trace treatments runs.sqlite --score wall";
 
@@ -84,6 +88,7 @@ enum Command {
     Db(db::Args),
     Sql(sql::Args),
     Report(report::Args),
+    Convert(convert::Args),
     Compare(compare::Args),
     Treatments(treatments::Args),
     Completions(generate::CompletionsArgs),
@@ -120,6 +125,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
         Command::Report(args) => report::run(args, out, err),
+        Command::Convert(args) => convert::run(args, out, err),
         Command::Compare(args) => compare::run(args, out, err),
         Command::Treatments(args) => treatments::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
