@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what perfflow needs on Debian 12 (as root, or with sudo): clang 19,
-# LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
+# LLVM 19 headers and tools (opt, FileCheck), CMake, jq, pkg-config and a
+# font (DejaVu: perfflow-monitor draws its PDF report and PNG plots with it).
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
-# report is rendered headless), Python's pyarrow (exported Parquet files
+# report is rendered headless), poppler-utils (its PDF report is read back
+# with pdfinfo and pdftotext), Python's pyarrow (exported Parquet files
 # are read back by an independent reader), jsonschema (the monitor's
 # files are checked against perfmon's schema), LLNL's Hatchet (profiles
 # are loaded by the reader of record), python3-dev (a test embeds
@@ -18,10 +20,10 @@ case "${1:-}" in
   "") ;;
   *) echo "usage: bash scripts/setup-debian.sh [--tests]" >&2; exit 2 ;;
 esac
-packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config)
+packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config fonts-dejavu-core)
 if [ $tests -eq 1 ]; then
   # libclang-rt-19-dev: the sanitizer runtimes, for the ASan and TSan tests.
-  packages+=(chromium python3 python3-dev python3-venv libclang-rt-19-dev)
+  packages+=(chromium poppler-utils python3 python3-dev python3-venv libclang-rt-19-dev)
   python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 fi
 missing=()

@@ -96,6 +96,7 @@ mod spans;
 pub mod stats;
 mod summary;
 mod treatments;
+mod workflow_report;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
@@ -124,4 +125,7 @@ pub use summary::{
 pub use treatments::{
     scored_runs, treatments, Effect, FactorEffect, Given, Reduce, Score, ScoredRun,
     TreatmentOptions, Treatments,
+};
+pub use workflow_report::{
+    analyse as analyse_workflow, write_report as write_workflow_report, Overview, RunsInput,
 };

@@ -205,6 +205,34 @@ fn pause(stop: &Stop, followed: &mut Followed, d: Duration) -> bool {
     }
 }
 
+/// Whether there is something to follow: the `--pid` process exists, or
+/// the environment names a scheduler job (a command is checked when it
+/// starts).
+fn check_target(config: &Config) -> Result<(), (i32, String)> {
+    match &config.target {
+        Target::Command(_) => Ok(()),
+        Target::Pid(pid) => {
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                Ok(())
+            } else {
+                Err((EXIT_USAGE, format!("--pid: process {pid} does not exist")))
+            }
+        }
+        Target::Scheduler => scheduler_job().map(|_| ()),
+    }
+}
+
+/// The scheduler job the environment names.
+fn scheduler_job() -> Result<job::Job, (i32, String)> {
+    let env = |k: &str| std::env::var(k).ok();
+    job::detect(&env).ok_or((
+        EXIT_USAGE,
+        "no job found: none of SLURM_JOB_ID, PBS_JOBID, OAR_JOB_ID or FLUX_JOB_ID \
+         is set; use --pid PID or -- COMMAND to follow a process"
+            .to_string(),
+    ))
+}
+
 fn start_target(
     config: &Config,
     child_pid: &AtomicI32,
@@ -231,19 +259,11 @@ fn start_target(
             Ok(f)
         }
         Target::Pid(pid) => {
-            if !Path::new(&format!("/proc/{pid}")).exists() {
-                return Err((EXIT_USAGE, format!("--pid: process {pid} does not exist")));
-            }
+            check_target(config)?;
             Ok(Followed::local(*pid))
         }
         Target::Scheduler => {
-            let env = |k: &str| std::env::var(k).ok();
-            let job = job::detect(&env).ok_or((
-                EXIT_USAGE,
-                "no job found: none of SLURM_JOB_ID, PBS_JOBID, OAR_JOB_ID or FLUX_JOB_ID \
-                 is set; use --pid PID or -- COMMAND to follow a process"
-                    .to_string(),
-            ))?;
+            let job = scheduler_job()?;
             Ok(Followed {
                 job,
                 child: None,
@@ -574,6 +594,11 @@ pub fn run(config: &Config) -> i32 {
     if let Err(e) = super::args::check_host_name("the node name", &host) {
         eprintln!("perfflow-monitor: {e}");
         return EXIT_FAILURE;
+    }
+    // Nothing to follow is a usage error, found before any file is made.
+    if let Err((code, msg)) = check_target(config) {
+        eprintln!("perfflow-monitor: {msg}");
+        return code;
     }
     let out_dir = config.out_dir();
     let metrics_dir = out_dir.join("metrics");

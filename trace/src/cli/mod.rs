@@ -19,6 +19,7 @@ mod db;
 mod generate;
 mod merge;
 mod profile;
+mod report;
 mod sql;
 mod summary;
 mod treatments;
@@ -93,6 +94,7 @@ enum Command {
     Sql(sql::Args),
     CriticalPath(critical_path::Args),
     Profile(profile::Args),
+    Report(report::Args),
     Convert(convert::Args),
     Compare(compare::Args),
     Treatments(treatments::Args),
@@ -131,6 +133,7 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Sql(args) => sql::run(args, out, err),
         Command::CriticalPath(args) => critical_path::run(args, out, err),
         Command::Profile(args) => profile::run(args, out, err),
+        Command::Report(args) => report::run(args, out, err),
         Command::Convert(args) => convert::run(args, out, err),
         Command::Compare(args) => compare::run(args, out, err),
         Command::Treatments(args) => treatments::run(args, out, err),
