@@ -5,7 +5,9 @@
 # (default 3) under /usr/bin/time and prints, for the fastest run, MB/s
 # (10^6 bytes per second of wall time, and per second of CPU time: on a
 # loaded machine the wall time includes waiting for a CPU) and the peak RSS
-# of all runs; then removes the trace.
+# of all runs; then removes the trace. BENCH_COMMANDS (default "check
+# summary") names other commands taking the trace, such as critical-path and
+# profile, which hold every span.
 #   bash bench/trace_read.sh [MIB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ events=$(grep -c '"ph":"[^M]' "$trace")
 cat "$trace" >/dev/null
 printf '%s\n' "trace: $bytes bytes, $events events (excluding metadata)"
 printf '| command | wall s | CPU s | MB/s (wall) | MB/s (CPU) | peak RSS MiB |\n|---|--:|--:|--:|--:|--:|\n'
-for command in check summary; do
+for command in ${BENCH_COMMANDS:-check summary}; do
     : >"$scratch/times"
     for _ in $(seq "$runs"); do
         /usr/bin/time -f '%e %U %S %M' -o "$scratch/time" "$tool" "$command" "$trace" >"$scratch/out" 2>&1 || {

@@ -16,6 +16,11 @@ grep -q '^\.TH perfflow-trace-merge 1' "$stage/share/man/man1/perfflow-trace-mer
 grep -q 'complete .*perfflow-trace' "$stage/share/bash-completion/completions/perfflow-trace"
 grep -q '#compdef perfflow-trace' "$stage/share/zsh/site-functions/_perfflow-trace"
 grep -q 'complete -c perfflow-trace' "$stage/share/fish/vendor_completions.d/perfflow-trace.fish"
+grep -q '^\.TH perfflow-monitor 1' "$stage/share/man/man1/perfflow-monitor.1"
+grep -q '^\.TH perfflow-monitor-merge 1' "$stage/share/man/man1/perfflow-monitor-merge.1"
+grep -q 'complete .*perfflow-monitor' "$stage/share/bash-completion/completions/perfflow-monitor"
+grep -q '#compdef perfflow-monitor' "$stage/share/zsh/site-functions/_perfflow-monitor"
+grep -q 'complete -c perfflow-monitor' "$stage/share/fish/vendor_completions.d/perfflow-monitor.fish"
 
 run_and_check() {
   local dir=$1 exe=$2

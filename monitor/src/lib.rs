@@ -51,6 +51,7 @@ pub mod fd;
 pub mod groups;
 pub mod metadata;
 pub mod parse;
+pub mod process_meta;
 pub mod report;
 pub mod sampler;
 pub mod source;

@@ -1,12 +1,14 @@
-//! The HTML job report and its PNG plots, made from the fixture job.
+//! The HTML job report made from the fixture job: a panel per series in
+//! its kind's section, hosts in fixed colours, a summary in readable units,
+//! the hardware as one row per configuration.
 
 mod job_dir;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use perfflow_monitor::report::chart::PALETTE;
 use perfflow_monitor::report::generate_report;
+use perfflow_report::chart::{style, PALETTE};
 
 fn report() -> (tempfile::TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -31,114 +33,49 @@ fn report_is_named_after_the_job_id() {
     assert_eq!(page, dir.path().join("job-report-1234.html"));
 }
 
+/// The HTML of section `id`: from its heading to the next one.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<h2 id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let rest = &html[start + 4..];
+    let end = rest.find("<h2 ").map_or(rest.len(), |e| e + 4);
+    &html[start..start + end]
+}
+
+/// The series named in each panel of `part`, in order.
+fn panels(part: &str) -> Vec<String> {
+    part.split("<div class=\"panel\">")
+        .skip(1)
+        .map(|p| {
+            let note = &p[p.find("<p class=\"note\">").expect("a panel note") + 16..];
+            note[..note.find("</p>").unwrap()].to_string()
+        })
+        .collect()
+}
+
 #[test]
-fn plots_cover_every_nonzero_series_combined_and_per_host() {
-    let (dir, _, _) = report();
+fn every_nonzero_series_gets_one_panel_in_its_kinds_section() {
+    let (_, _, html) = report();
+    assert_eq!(panels(section(&html, "cpu")), ["cpu_metrics · cpu_percent"]);
     assert_eq!(
-        plot_names(dir.path()),
+        panels(section(&html, "memory")),
+        ["cpu_metrics · memory_rss"]
+    );
+    assert_eq!(
+        panels(section(&html, "energy")),
         [
-            "cpu_metrics.cpu_percent.nodeA.png",
-            "cpu_metrics.cpu_percent.nodeB.png",
-            "cpu_metrics.cpu_percent.png",
-            "cpu_metrics.memory_rss.nodeA.png",
-            "cpu_metrics.memory_rss.nodeB.png",
-            "cpu_metrics.memory_rss.png",
-            "cpu_metrics.only_b.nodeB.png",
-            "cpu_metrics.only_b.png",
-            "cpu_metrics.rapl_powercap.dram-0.nodeA.png",
-            "cpu_metrics.rapl_powercap.dram-0.png",
-            "cpu_metrics.rapl_powercap.package-0.nodeA.png",
-            "cpu_metrics.rapl_powercap.package-0.png",
-            "nv_gpu_metrics.power.gpu-0.nodeA.png",
-            "nv_gpu_metrics.power.gpu-1.nodeA.png",
-            "nv_gpu_metrics.power.png",
-            "nv_gpu_metrics.utilization.gpu.gpu-0.nodeA.png",
-            "nv_gpu_metrics.utilization.gpu.gpu-1.nodeA.png",
-            "nv_gpu_metrics.utilization.gpu.png",
+            "cpu_metrics · rapl_powercap.dram-0",
+            "cpu_metrics · rapl_powercap.package-0"
         ]
     );
-}
-
-#[test]
-fn every_plot_is_a_valid_nonblank_png_with_its_host_colours() {
-    let (dir, _, _) = report();
-    for name in plot_names(dir.path()) {
-        let bytes = fs::read(dir.path().join("plots").join(&name)).unwrap();
-        let png = job_dir::decode_png(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!((png.width, png.height), (1000, 500), "{name}");
-        assert!(png.inked() > 5000, "{name} is nearly blank");
-        if name == "cpu_metrics.cpu_percent.png" {
-            // One line per host, in the host's colour.
-            assert!(png.count(PALETTE[0]) > 100, "{name}: no nodeA line");
-            assert!(png.count(PALETTE[1]) > 100, "{name}: no nodeB line");
-        }
-        if name == "cpu_metrics.cpu_percent.nodeB.png" {
-            assert_eq!(png.count(PALETTE[0]), 0, "{name} shows nodeA");
-            assert!(png.count(PALETTE[1]) > 100, "{name}: no nodeB line");
-        }
-    }
-}
-
-#[test]
-fn plots_are_the_same_bytes_every_time() {
-    let (a, _, html_a) = report();
-    let (b, _, html_b) = report();
-    for name in plot_names(a.path()) {
-        let pa = fs::read(a.path().join("plots").join(&name)).unwrap();
-        let pb = fs::read(b.path().join("plots").join(&name)).unwrap();
-        assert!(pa == pb, "{name} differs between runs");
-    }
-    assert!(html_a == html_b, "the report differs between runs");
-}
-
-#[test]
-fn summary_has_a_row_per_metric_and_host_with_units() {
-    let (_, _, html) = report();
-    let rows = [
-        ("cpu_percent", "%", "nodeA", "10", "15.25", "20.5", "20.5"),
-        ("cpu_percent", "%", "nodeB", "5", "5.5", "6", "6"),
-        ("idle", "", "nodeA", "0", "0", "0", "0"),
-        (
-            "memory_rss",
-            "bytes",
-            "nodeA",
-            "1000",
-            "2000",
-            "3000",
-            "3000",
-        ),
-        ("memory_rss", "bytes", "nodeB", "10", "20", "30", "30"),
-        (
-            "only_b",
-            "count, &quot;raw&quot;",
-            "nodeB",
-            "1",
-            "2",
-            "3",
-            "3",
-        ),
-        ("rapl_powercap.dram-0", "W", "nodeA", "1", "2", "3", "3"),
-        (
-            "rapl_powercap.package-0",
-            "W",
-            "nodeA",
-            "50.5",
-            "60.1667",
-            "70",
-            "70",
-        ),
-        ("power", "W", "gpu-0.nodeA", "100", "196.6667", "250", "240"),
-        ("utilization.gpu", "%", "gpu-1.nodeA", "0", "40", "80", "80"),
-    ];
-    for (series, unit, host, min, mean, max, last) in rows {
-        let row = format!(
-            "<tr><td>{series}</td><td>{unit}</td><td>{host}</td>\
-             <td class=\"num\">{min}</td><td class=\"num\">{mean}</td>\
-             <td class=\"num\">{max}</td><td class=\"num\">{last}</td></tr>"
-        );
-        assert!(html.contains(&row), "no summary row {row}");
-    }
-    assert_eq!(html.matches("<tr><td>").count(), 12, "summary rows");
+    assert_eq!(panels(section(&html, "other")), ["cpu_metrics · only_b"]);
+    assert_eq!(
+        panels(section(&html, "gpu")),
+        ["nv_gpu_metrics · utilization.gpu", "nv_gpu_metrics · power"]
+    );
+    assert_eq!(html.matches("<div class=\"panel\">").count(), 7);
+    assert!(!html.contains("· idle<"), "an all-zero series got a panel");
     assert!(
         !html.contains("child_proc_md"),
         "metadata arrays are not series"
@@ -146,26 +83,84 @@ fn summary_has_a_row_per_metric_and_host_with_units() {
 }
 
 #[test]
-fn every_plot_is_embedded_as_a_data_uri() {
-    let (dir, _, html) = report();
-    let names = plot_names(dir.path());
-    assert_eq!(
-        html.matches("<img src=\"data:image/png;base64,").count(),
-        names.len()
-    );
-    for name in names {
+fn each_host_keeps_its_colour_and_the_legend_names_it() {
+    let (_, _, html) = report();
+    let cpu = section(&html, "cpu");
+    assert!(cpu.contains(&format!("<title>nodeA</title><path d=\"M")));
+    assert!(cpu.contains(&format!("stroke=\"{}\" stroke-width", PALETTE[0])));
+    assert!(cpu.contains(&format!("stroke=\"{}\" stroke-width", PALETTE[1])));
+    let legend = &cpu[cpu.find("<div class=\"legend\">").unwrap()..];
+    let legend = &legend[..legend.find("</div>").unwrap()];
+    assert!(legend.contains("nodeA") && legend.contains("nodeB"));
+    // GPUs come after the hosts of the metadata.
+    let gpu = section(&html, "gpu");
+    assert!(gpu.contains(&format!("stroke=\"{}\"", style(2).0)));
+    assert!(!gpu.contains(&format!("stroke=\"{}\"", PALETTE[0])));
+}
+
+#[test]
+fn reports_are_the_same_bytes_every_time() {
+    let (a, _, html_a) = report();
+    let (b, _, html_b) = report();
+    assert!(html_a == html_b, "the report differs between runs");
+    for name in plot_names(a.path()) {
+        let pa = fs::read(a.path().join("plots").join(&name)).unwrap();
+        let pb = fs::read(b.path().join("plots").join(&name)).unwrap();
+        assert!(pa == pb, "{name} differs between runs");
+    }
+}
+
+#[test]
+fn summary_has_a_row_per_series_in_readable_units() {
+    let (_, _, html) = report();
+    let summary = section(&html, "summary");
+    for row in [
+        ["CPU", "cpu_percent", "10.4 %", "20.5 %", "nodeA", "2"],
+        ["Memory", "memory_rss", "1010 B", "2.93 KiB", "nodeA", "2"],
+        [
+            "Energy",
+            "rapl_powercap.package-0",
+            "60.2 W",
+            "70.0 W",
+            "nodeA",
+            "1",
+        ],
+        ["GPU", "power", "190 W", "260 W", "gpu-1.nodeA", "2"],
+    ] {
+        let cells: String = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if [2, 3, 5].contains(&i) {
+                    format!("<td class=\"num\">{c}</td>")
+                } else {
+                    format!("<td>{c}</td>")
+                }
+            })
+            .collect();
         assert!(
-            html.contains(&format!("plots/{name}</figcaption>")),
-            "{name} not in the report"
+            summary.contains(&format!("<tr>{cells}</tr>")),
+            "no summary row {row:?}"
         );
     }
+    assert_eq!(summary.matches("<tr><td>").count(), 7, "summary rows");
     assert!(
-        !html.contains("http://") && !html.contains("https://"),
-        "the report links out"
+        !summary.contains("e+") && !summary.contains("e3<"),
+        "exponents in the summary"
     );
-    assert!(!html.contains("<script"), "the report has a script");
-    assert!(html.contains("<a href=\"#plots-cpu_metrics\">cpu_metrics (12)</a>"));
-    assert!(html.contains("<h3 id=\"plots-nv_gpu_metrics\">nv_gpu_metrics</h3>"));
+}
+
+#[test]
+fn units_are_human_on_every_axis() {
+    let (_, _, html) = report();
+    let memory = section(&html, "memory");
+    assert!(
+        memory.contains("memory_rss [KiB]"),
+        "the bytes axis is not in KiB"
+    );
+    let cpu = section(&html, "cpu");
+    // A percentage axis ends at 100.
+    assert!(cpu.contains(">100</text>") && !cpu.contains(">120</text>"));
 }
 
 #[test]
@@ -178,10 +173,14 @@ fn job_metadata_hardware_and_unavailable_sources_are_shown() {
         "<tr><th>Command</th><td>mpirun -np 2 ./matmul</td></tr>",
         "<tr><th>Exit status</th><td>0</td></tr>",
         "<tr><th>Hosts</th><td>nodeA, nodeB (2)</td></tr>",
+        "<tr><td>nodeA (1)</td><td>Xeon Test 9999</td><td>64 cores</td><td>250 GiB</td>\
+         <td>1 × H100</td><td>–</td></tr>",
+        "<tr><td>nodeB (1)</td><td>Xeon Test 9999</td><td>64 cores</td><td>–</td>\
+         <td>none</td><td>–</td></tr>",
         "<tr><th>cpu.model</th><td>Xeon Test 9999</td></tr>",
         "<tr><th>gpus[0].name</th><td>H100</td></tr>",
-        "<li><b>nodeA</b>: perf: perf_event_paranoid is 3</li>",
-        "<li><b>nodeA</b>: ib: no InfiniBand port</li>",
+        "<tr><td>nodeA</td><td>perf: perf_event_paranoid is 3</td></tr>",
+        "<tr><td>nodeA</td><td>ib: no InfiniBand port</td></tr>",
     ] {
         assert!(html.contains(text), "report lacks {text}");
     }
@@ -214,7 +213,7 @@ fn a_missing_meta_data_file_is_an_error_naming_it() {
 }
 
 #[test]
-fn a_group_of_many_hosts_gets_combined_plots_only() {
+fn a_group_of_many_hosts_shows_every_host_in_its_legend() {
     let dir = tempfile::tempdir().unwrap();
     job_dir::write_fixture(dir.path());
     let hosts: Vec<String> = (0..12).map(|i| format!("gpu-{i}.nodeA")).collect();
@@ -224,15 +223,21 @@ fn a_group_of_many_hosts_gets_combined_plots_only() {
     }
     let gpu = dir.path().join("metrics").join("nv_gpu_metrics.json");
     fs::write(&gpu, group.to_string()).unwrap();
-    generate_report(dir.path()).unwrap();
-    let gpu_plots: Vec<String> = plot_names(dir.path())
-        .into_iter()
-        .filter(|n| n.starts_with("nv_gpu_metrics."))
-        .collect();
-    assert_eq!(gpu_plots, ["nv_gpu_metrics.power.png"]);
-    let bytes = fs::read(dir.path().join("plots").join(&gpu_plots[0])).unwrap();
-    let png = job_dir::decode_png(&bytes).unwrap();
-    for color in PALETTE {
-        assert!(png.count(color) > 0, "no line or legend in {color:?}");
+    let html = fs::read_to_string(generate_report(dir.path()).unwrap()).unwrap();
+    let gpu = section(&html, "gpu");
+    assert_eq!(panels(gpu), ["nv_gpu_metrics · power"]);
+    let legend = &gpu[gpu.find("<div class=\"legend\">").unwrap()..];
+    let legend = &legend[..legend.find("</div>").unwrap()];
+    for host in &hosts {
+        assert!(
+            legend.contains(&format!("</svg>{host}</span>")),
+            "{host} not in the legend"
+        );
+        assert!(
+            gpu.contains(&format!("<title>{host}</title>")),
+            "{host} has no line"
+        );
     }
+    // Past the ten colours, lines are dashed.
+    assert!(gpu.contains("stroke-dasharray=\"6 3\""));
 }

@@ -107,16 +107,18 @@ use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU64, Atomic
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
-use crate::clock::{self, Epoch};
+use crate::clock::{self, Epoch, Timebase};
 use crate::decode::{DecodeContext, ThreadDecoder};
 use crate::event::{Kind, RawEvent};
 use crate::instance;
 use crate::options::{self, LogEvent, LogFormat, Options};
+use crate::perfetto::PerfettoWriter;
 use crate::process_info;
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
 use crate::trace_file::TraceFile;
+use crate::trace_writer::TraceWriter;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
 /// Records per thread chunk (16 bytes each: 1 MiB per thread).
@@ -530,7 +532,7 @@ impl Config {
 
     /// Creates the trace file of process `pid` and writes its header, or
     /// says once why it cannot and returns `None` (tracing is then off).
-    fn open_sink(&self, pid: u32) -> Option<ChromeJsonWriter<TraceFile>> {
+    fn open_sink(&self, pid: u32) -> Option<TraceWriter<TraceFile>> {
         let path = self.path(pid);
         let dir = &self.options.log_dir;
         if !dir.as_os_str().is_empty() {
@@ -546,12 +548,18 @@ impl Config {
         match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
             Ok(file) => {
                 let layout = match self.options.log_format {
-                    LogFormat::Array => Layout::Array,
-                    LogFormat::Object => Layout::Object {
+                    LogFormat::Array => Some(Layout::Array),
+                    LogFormat::Object => Some(Layout::Object {
                         other_data: self.other_data(pid),
-                    },
+                    }),
+                    LogFormat::Perfetto => None,
                 };
-                let mut w = ChromeJsonWriter::with_layout(file, pid, layout);
+                let mut w = match layout {
+                    Some(layout) => {
+                        TraceWriter::Json(ChromeJsonWriter::with_layout(file, pid, layout))
+                    }
+                    None => TraceWriter::Perfetto(PerfettoWriter::new(file, pid, self.epoch)),
+                };
                 let exe = process_name();
                 w.process_name(pid, &exe);
                 let rank = process_info::rank_from(|name| std::env::var(name).ok());
@@ -563,6 +571,7 @@ impl Config {
                     &command,
                     &self.epoch,
                     process_info::clock_error(),
+                    &self.options.labels,
                 );
                 w.metadata_args(b"perfflow_process", pid, &about);
                 // The opening reaches the file now: a process killed at any
@@ -610,7 +619,7 @@ impl Config {
 
 /// The trace file and the decoding state, under the output lock.
 struct Output {
-    sink: Option<ChromeJsonWriter<TraceFile>>,
+    sink: Option<TraceWriter<TraceFile>>,
     cx: DecodeContext,
     /// Per-thread decoders by slot id.
     decoders: HashMap<u64, ThreadDecoder>,
@@ -628,7 +637,7 @@ impl Output {
     /// The writer, creating a forked child's file on first use. In the new
     /// file, slices the child inherited open from its parent begin at the
     /// fork.
-    fn sink(&mut self) -> Option<&mut ChromeJsonWriter<TraceFile>> {
+    fn sink(&mut self) -> Option<&mut TraceWriter<TraceFile>> {
         if let Some(fork_ns) = self.forked_at.take() {
             CHILD_FILE_PENDING.store(false, Ordering::Relaxed);
             self.sink = self.config.open_sink(self.pid);
@@ -665,6 +674,8 @@ impl Output {
         let Output {
             sink, cx, decoders, ..
         } = self;
+        // The records lie before the calibration point taken now.
+        cx.time.calibrate();
         let decoder = decoders
             .entry(id)
             .or_insert_with(|| ThreadDecoder::new(tid));
@@ -694,6 +705,7 @@ impl Output {
                 sink, cx, decoders, ..
             } = self;
             if let (Some(sink), Some(decoder)) = (sink.as_mut(), decoders.get_mut(&id)) {
+                cx.time.calibrate();
                 decoder.close_open(now_ns, cx, sink);
                 if let Some(name) = name {
                     sink.thread_name(decoder.tid(), name);
@@ -721,7 +733,8 @@ impl Output {
 
 /// Creates the trace file without ever truncating an existing one: another
 /// live process may be writing it (a forked or started child whose file
-/// name has no pid). If `path` exists, the pid goes before `.pfw`, and one
+/// name has no pid). If `path` exists, the pid goes before the extension
+/// (`.pfw`, `.pftrace`), and one
 /// line on stderr says where the trace went.
 fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
     let create = |p: &Path| File::options().write(true).create_new(true).open(p);
@@ -732,8 +745,8 @@ fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let stem = name.strip_suffix(".pfw").unwrap_or(&name);
-            let other = path.with_file_name(format!("{stem}.{pid}.pfw"));
+            let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "pfw"));
+            let other = path.with_file_name(format!("{stem}.{pid}.{ext}"));
             let file = create(&other)?;
             let _ = writeln!(
                 std::io::stderr(),
@@ -886,6 +899,7 @@ impl Runtime {
         };
         let pid = std::process::id();
         let mut cx = DecodeContext::new(config.epoch);
+        cx.time = Timebase::start(config.epoch, clock::source());
         cx.compact = config.options.log_event == LogEvent::Compact;
         cx.flow_prefix = std::env::var_os("PERFFLOW_FLOW_PREFIX")
             .map(std::os::unix::ffi::OsStringExt::into_vec)
@@ -1141,6 +1155,8 @@ impl Runtime {
     /// where the copy ended, so the chunk's later hand-off, the final flush
     /// and a fork start there.
     fn drain_live(&self, out: &mut Output) {
+        // A calibration point per round, busy or idle (TSC clock).
+        out.cx.time.calibrate();
         let ids: Vec<u64> = self.registry().slots.iter().map(|s| s.id).collect();
         let mut copied: Vec<RawEvent> = Vec::new();
         for id in ids {
@@ -1216,10 +1232,10 @@ fn start_writer() {
     }
 }
 
-/// Runs `write` on the trace writer, with the trace's clock pairing (to put
-/// monotonic times on the spans' time base), unless the trace is complete
+/// Runs `write` on the trace writer, with the trace's time base (to put
+/// event-clock stamps on the spans' time base), unless the trace is complete
 /// or tracing is off; returns whether it ran. Used by the metric sampler.
-pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Epoch)) -> bool {
+pub(crate) fn with_sink(write: impl FnOnce(&mut TraceWriter<TraceFile>, &mut Timebase)) -> bool {
     let Some(rt) = RUNTIME.get() else {
         return false;
     };
@@ -1231,10 +1247,12 @@ pub(crate) fn with_sink(write: impl FnOnce(&mut ChromeJsonWriter<TraceFile>, &Ep
         if out.finished || out.pid != std::process::id() {
             false
         } else {
-            let epoch = out.cx.epoch;
-            match out.sink() {
+            let _ = out.sink();
+            let Output { sink, cx, .. } = &mut *out;
+            match sink.as_mut() {
                 Some(sink) if sink.is_open() => {
-                    write(sink, &epoch);
+                    cx.time.calibrate();
+                    write(sink, &mut cx.time);
                     true
                 }
                 _ => false,
@@ -1337,7 +1355,7 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         let len = b.len.load(Ordering::Acquire);
         // Read after the length: every record below it is stamped earlier,
         // so the slices closed here never end before they began.
-        let now = clock::now_ns();
+        let now = clock::stamp();
         // SAFETY: published up to `len` (Acquire above); the owner replaces
         // the chunk only under the registry lock, held here; site pointers:
         // the C ABI contract.
@@ -1359,7 +1377,11 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     drop(reg);
     drop_events(skipped);
     let pid = out.pid;
+    out.cx.time.calibrate();
+    let clock_json = out.cx.time.metadata_json();
     if let Some(sink) = out.sink.as_mut() {
+        // How timestamps were taken: the clock and, for the TSC, its fit.
+        sink.metadata_args(b"perfflow_clock", pid, &clock_json);
         // The writer adds its own count of events it could not write.
         sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
         let reported = sink.has_failed();
@@ -1434,7 +1456,7 @@ fn retire(buf: NonNull<ThreadBuffer>) {
             } else {
                 let closing = reg.closing;
                 // The thread ends inside slices still open.
-                let now = clock::now_ns();
+                let now = clock::stamp();
                 let name = thread_name(slot.tid);
                 reg.queue.push_back(Full {
                     id: slot.id,
@@ -1693,7 +1715,7 @@ extern "C" fn fork_child() {
         reg.writer = WriterState::Idle;
         out.sink = None;
         out.pid = std::process::id();
-        out.forked_at = Some(clock::now_ns());
+        out.forked_at = Some(clock::stamp());
         CHILD_FILE_PENDING.store(true, Ordering::Relaxed);
         DROPPED.store(0, Ordering::Relaxed);
         AFTER_SIGNAL.store(0, Ordering::Relaxed);
@@ -1866,17 +1888,17 @@ fn wants_usage(site: *const Site) -> bool {
 fn stamp_with(stamp: Option<u64>, extra: Extra) -> (u64, Option<RawEvent>) {
     let usage = |cpu_ns, rss_kib| Some(crate::event::Payload::Usage { cpu_ns, rss_kib }.record());
     match extra {
-        Extra::None => (stamp.unwrap_or_else(clock::now_ns), None),
+        Extra::None => (stamp.unwrap_or_else(clock::stamp), None),
         Extra::EnterUsage => {
-            let ts = stamp.unwrap_or_else(clock::now_ns);
+            let ts = stamp.unwrap_or_else(clock::stamp);
             (ts, usage(crate::usage::thread_cpu_ns(), 0))
         }
         Extra::ExitUsage => {
             let cpu_ns = crate::usage::thread_cpu_ns();
-            let ts = stamp.unwrap_or_else(clock::now_ns);
+            let ts = stamp.unwrap_or_else(clock::stamp);
             (ts, usage(cpu_ns, crate::usage::resident_kib()))
         }
-        Extra::Ready(payload) => (stamp.unwrap_or_else(clock::now_ns), Some(payload)),
+        Extra::Ready(payload) => (stamp.unwrap_or_else(clock::stamp), Some(payload)),
     }
 }
 

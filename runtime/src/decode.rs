@@ -51,7 +51,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::Epoch;
+use crate::clock::{Epoch, Timebase};
 use crate::event::{Kind, Payload, RawEvent};
 use crate::site::{Pointcut, Site};
 use crate::usage;
@@ -132,8 +132,8 @@ pub fn next_async_id() -> u64 {
 /// Process-wide decoding state shared by all threads.
 #[derive(Debug)]
 pub struct DecodeContext {
-    /// Converts monotonic stamps to epoch time.
-    pub epoch: Epoch,
+    /// Converts event stamps (monotonic ns or TSC ticks) to epoch time.
+    pub time: Timebase,
     /// `log-event=compact`: one `X` event per slice instead of `B` + `E`.
     pub compact: bool,
     /// Ids of `around_async` enters or exits numbered by [`Payload::Sequence`]
@@ -196,10 +196,11 @@ impl DecodeContext {
         flow_id(&scope, k)
     }
 
-    /// A context with the given clock pairing.
+    /// A context with the given clock pairing, for stamps in monotonic ns
+    /// (set `time` for TSC stamps).
     pub fn new(epoch: Epoch) -> DecodeContext {
         DecodeContext {
-            epoch,
+            time: Timebase::monotonic(epoch),
             compact: false,
             unpaired: HashMap::new(),
             flows: HashMap::new(),
@@ -345,7 +346,7 @@ impl ThreadDecoder {
         cx: &mut DecodeContext,
         sink: &mut S,
     ) {
-        let ts_ns = cx.epoch.to_epoch_ns(fork_ns);
+        let ts_ns = cx.time.to_epoch_ns(fork_ns);
         for slice in &mut self.open {
             slice.begin_ns = ts_ns;
             // The child's thread is a new task whose CPU clock starts at 0.
@@ -428,7 +429,7 @@ impl ThreadDecoder {
         cx: &mut DecodeContext,
         sink: &mut S,
     ) {
-        let ts_ns = cx.epoch.to_epoch_ns(mono_ns);
+        let ts_ns = cx.time.to_epoch_ns(mono_ns);
         self.end_open_above(0, ts_ns, cx.compact, sink);
         self.end_async_above(0, ts_ns, sink);
     }
@@ -465,7 +466,7 @@ impl ThreadDecoder {
             }
             // SAFETY: guaranteed by the caller.
             let site: &Site = unsafe { &*site_ptr };
-            let ts_ns = cx.epoch.to_epoch_ns(rec.ts_ns);
+            let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
             let tid = self.tid;
             let emit = |sink: &mut S, phase: Phase| {
                 sink.event(&TraceEvent {

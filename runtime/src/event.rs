@@ -77,7 +77,8 @@ impl Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct RawEvent {
-    /// `CLOCK_MONOTONIC` in nanoseconds.
+    /// The event clock's stamp ([`crate::clock::stamp`]): `CLOCK_MONOTONIC`
+    /// in nanoseconds, or TSC ticks with `clock=tsc`.
     pub ts_ns: u64,
     /// Site address with [`Kind`] in the low [`KIND_MASK`] bits.
     pub tagged_site: u64,

@@ -16,6 +16,9 @@
 //! - [`decode`]: raw records to trace events (pointcut rules, async ids,
 //!   usage counters);
 //! - [`writer`]: the [`writer::Sink`] trait and the Chrome JSON writer;
+//! - [`perfetto`] (on [`protobuf`]): the Perfetto protobuf writer of
+//!   `log-format=perfetto`; [`trace_writer`] holds whichever of the two the
+//!   options chose;
 //! - [`process_info`]: host, executable, MPI rank and clock of the
 //!   process, written at the opening of its trace;
 //! - [`clock`], [`demangle`], [`error`]: support.
@@ -23,6 +26,7 @@
 //! No function of the C interface panics or unwinds into C: the hot path has
 //! no panicking operation, and the cold paths run under `catch_unwind`.
 
+pub mod block_output;
 pub mod clock;
 pub mod decode;
 pub mod demangle;
@@ -30,8 +34,11 @@ pub mod error;
 pub mod event;
 pub mod instance;
 pub mod options;
+pub mod perfetto;
 pub mod process_info;
+pub mod protobuf;
 pub mod site;
+pub mod trace_writer;
 pub mod usage;
 pub mod writer;
 

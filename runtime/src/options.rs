@@ -22,6 +22,7 @@
 //! | `sampler-metrics` | `proc,system,net,ib,rapl,perf,gpu` | comma-separated list of these sources |
 //! | `signals` | `TERM,ABRT` | `none`, or a comma-separated list of `TERM`, `INT`, `HUP`, `QUIT`, `ABRT` |
 //! | `flush-interval` | `1s` | a duration from 10ms to 24h |
+//! | `labels` | `none` | `none`, or a comma-separated list of `key=value` |
 //!
 //! The same table, generated from [`OPTIONS`], is returned by
 //! [`markdown_table`].
@@ -65,6 +66,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use perfflow_monitor::Source;
+
+use crate::clock::ClockSource;
 
 /// The environment variable the runtime reads its settings from.
 pub const ENV_VAR: &str = "PERFFLOW_OPTIONS";
@@ -128,6 +131,8 @@ pub enum LogFormat {
     Array,
     /// A JSON object whose `traceEvents` member holds the events.
     Object,
+    /// Perfetto's protobuf trace (`.pftrace`).
+    Perfetto,
 }
 
 impl LogFormat {
@@ -136,6 +141,15 @@ impl LogFormat {
         match self {
             LogFormat::Array => "array",
             LogFormat::Object => "object",
+            LogFormat::Perfetto => "perfetto",
+        }
+    }
+
+    /// The extension of trace files in this format, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            LogFormat::Array | LogFormat::Object => "pfw",
+            LogFormat::Perfetto => "pftrace",
         }
     }
 }
@@ -233,6 +247,12 @@ pub struct Options {
     /// Longest time a published event waits before it is written to the
     /// trace file (`flush-interval`).
     pub flush_interval: Duration,
+    /// The clock events are stamped with (`clock`); `None`: the TSC where
+    /// it is invariant, else the monotonic clock.
+    pub clock: Option<ClockSource>,
+    /// Labels of the run (`labels`), `(key, value)` in the order given,
+    /// written into the trace's `perfflow_process` metadata.
+    pub labels: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -250,6 +270,8 @@ impl Default for Options {
             sampler_metrics: Source::ALL.to_vec(),
             signals: vec![EndSignal::Term, EndSignal::Abrt],
             flush_interval: Duration::from_secs(1),
+            clock: None,
+            labels: Vec::new(),
         }
     }
 }
@@ -407,12 +429,17 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "log-format",
         default: "Array",
-        accepted: "Array or Object",
-        description: "Write a JSON array of events or an object with traceEvents",
+        accepted: "Array, Object or Perfetto",
+        description: "Write a JSON array of events, an object with traceEvents, or Perfetto's \
+                      protobuf trace (.pftrace)",
         apply: |o, v| {
             o.log_format = choice(
                 v,
-                &[("array", LogFormat::Array), ("object", LogFormat::Object)],
+                &[
+                    ("array", LogFormat::Array),
+                    ("object", LogFormat::Object),
+                    ("perfetto", LogFormat::Perfetto),
+                ],
             )?;
             Ok(None)
         },
@@ -477,6 +504,38 @@ pub static OPTIONS: &[OptionSpec] = &[
             let (interval, note) = duration(v, FLUSH_INTERVAL_MIN)?;
             o.flush_interval = interval;
             Ok(note)
+        },
+    },
+    OptionSpec {
+        key: "clock",
+        default: "auto",
+        accepted: "tsc, monotonic or auto (tsc where the CPU has an invariant TSC: x86-64 with \
+                   constant_tsc and nonstop_tsc; else monotonic)",
+        description: "Clock events are stamped with: the time stamp counter (rdtsc, calibrated \
+                      against CLOCK_MONOTONIC) or CLOCK_MONOTONIC; timestamps written are the same \
+                      time base either way",
+        apply: |o, v| {
+            o.clock = choice(
+                v,
+                &[
+                    ("auto", None),
+                    ("tsc", Some(ClockSource::Tsc)),
+                    ("monotonic", Some(ClockSource::Monotonic)),
+                ],
+            )?;
+            Ok(None)
+        },
+    },
+    OptionSpec {
+        key: "labels",
+        default: "none",
+        accepted: "none, or a comma-separated list of key=value (keys not empty, each at most \
+                   once; no `,` or `:` inside)",
+        description: "Labels of the run, written into the trace's perfflow_process metadata: \
+                      `perfflow-trace db` stores them as the run's labels",
+        apply: |o, v| {
+            o.labels = labels(v)?;
+            Ok(None)
         },
     },
 ];
@@ -561,6 +620,29 @@ fn end_signals(value: &str) -> Result<Vec<EndSignal>, String> {
         return Ok(Vec::new());
     }
     unique_words(value, "signal", EndSignal::from_word)
+}
+
+/// Parses the `labels` list: `none`, or `key=value` items, each key at
+/// most once. Keys and values are trimmed; a value may be empty.
+fn labels(value: &str) -> Result<Vec<(String, String)>, String> {
+    if value.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((key, label)) = item.split_once('=') else {
+            return Err(format!("'{item}' in '{value}' is not key=value"));
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("'{item}' in '{value}' has no key"));
+        }
+        if labels.iter().any(|(k, _)| k == key) {
+            return Err(format!("duplicate key '{key}' in '{value}'"));
+        }
+        labels.push((key.to_string(), label.trim().to_string()));
+    }
+    Ok(labels)
 }
 
 /// The known option names, comma-separated, for warnings.
@@ -665,7 +747,7 @@ pub fn file_name_safe(text: &str) -> Cow<'_, str> {
 }
 
 /// The trace file name:
-/// `perfflow.<array|object>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].pfw`.
+/// `perfflow.<array|object|perfetto>[.<name>][.{<instance-path>}][.<hostname>][.<pid>].<pfw|pftrace>`.
 ///
 /// The optional parts appear in the order the user listed them in
 /// `log-filename-include`; the instance path is written inside literal
@@ -688,7 +770,8 @@ pub fn trace_file_name(options: &Options, instance_path: &str, hostname: &str, p
             }
         }
     }
-    file.push_str(".pfw");
+    file.push('.');
+    file.push_str(options.log_format.extension());
     file
 }
 
@@ -733,6 +816,8 @@ mod tests {
             sampler_metrics: vec![Source::Gpu],
             signals: Vec::new(),
             flush_interval: Duration::from_secs(9),
+            clock: Some(ClockSource::Tsc),
+            labels: vec![("k".to_string(), "v".to_string())],
         };
         for spec in OPTIONS {
             assert_eq!(
@@ -758,5 +843,27 @@ mod tests {
         let table = markdown_table();
         assert_eq!(table.lines().count(), OPTIONS.len() + 2);
         assert!(table.contains("| `log-event` | `Verbose` | Verbose or Compact |"));
+    }
+
+    #[test]
+    fn labels_are_key_value_pairs_in_the_order_given() {
+        let (options, warnings) = Options::parse("labels= fs=shm , size=2,note=a=b,empty=");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let pairs = [("fs", "shm"), ("size", "2"), ("note", "a=b"), ("empty", "")];
+        let expected: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(options.labels, expected);
+    }
+
+    #[test]
+    fn a_label_without_a_key_or_given_twice_is_refused_whole() {
+        for text in ["labels=a=1,=2", "labels=a=1,b", "labels=a=1,a=2"] {
+            let (options, warnings) = Options::parse(text);
+            assert_eq!(warnings.len(), 1, "{text}: {warnings:?}");
+            assert!(warnings[0].message.contains("labels"), "{warnings:?}");
+            assert!(options.labels.is_empty(), "{text}");
+        }
     }
 }

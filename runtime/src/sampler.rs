@@ -61,10 +61,10 @@ fn run(interval: Duration, sources: Vec<Source>) {
         // On the spans' time base (monotonic clock paired with the wall
         // clock once), not the snapshot's wall-clock stamp, which a clock
         // step would shift against the spans.
-        let sampled_ns = crate::clock::now_ns();
+        let sampled = crate::clock::stamp();
         let tracks = snapshot.tracks();
-        let open = crate::buffer::with_sink(|sink, epoch| {
-            let ts_ns = epoch.to_epoch_ns(sampled_ns);
+        let open = crate::buffer::with_sink(|sink, time| {
+            let ts_ns = time.to_epoch_ns(sampled);
             for track in &tracks {
                 sink.counter(track.name.as_bytes(), pid, ts_ns, &[("value", track.value)]);
             }

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 
+use crate::block_output::BlockOutput;
 use crate::decode::{Misuse, Phase, TraceEvent};
 use crate::error::Error;
 use crate::site::{Pointcut, Site};
@@ -56,7 +57,8 @@ pub trait Sink {
     }
 }
 
-/// Hasher for site addresses: one multiply, which is all a pointer key needs.
+/// Hasher for site addresses and thread ids: one multiply, which is all
+/// such a key needs.
 #[derive(Default)]
 pub struct AddrHasher(u64);
 
@@ -73,6 +75,9 @@ impl Hasher for AddrHasher {
         self.0 = (n as u64)
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
             .rotate_left(29);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_usize(n as usize);
     }
 }
 
@@ -201,20 +206,12 @@ pub fn category(site: &Site) -> &[u8] {
 
 /// Streams a Chrome Trace Format JSON array into `W`.
 pub struct ChromeJsonWriter<W: Write> {
-    dest: W,
+    o: BlockOutput<W>,
     out: Vec<u8>,
     pid: u32,
     prefixes: HashMap<usize, Box<[u8]>, BuildHasherDefault<AddrHasher>>,
     tid_secs: Option<(u32, u64)>,
     tid_text: Vec<u8>,
-    error: Option<io::Error>,
-    reported: [bool; 4],
-    finished: bool,
-    written: u64,
-    /// Events formatted into `out` and not yet handed to the destination.
-    pending: u64,
-    lost: u64,
-    bytes: u64,
     /// Closes the layout: `]` or `]}`.
     footer: &'static [u8],
 }
@@ -251,19 +248,12 @@ impl<W: Write> ChromeJsonWriter<W> {
             }
         };
         ChromeJsonWriter {
-            dest,
+            o: BlockOutput::new(dest),
             out,
             pid,
             prefixes: HashMap::default(),
             tid_secs: None,
             tid_text: Vec::new(),
-            error: None,
-            reported: [false; 4],
-            finished: false,
-            written: 0,
-            pending: 0,
-            lost: 0,
-            bytes: 0,
             footer,
         }
     }
@@ -272,7 +262,7 @@ impl<W: Write> ChromeJsonWriter<W> {
     /// counter track `name` (Perfetto draws one track per argument).
     pub fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
         if !self.is_open() {
-            self.lost += 1;
+            self.o.lost += 1;
             return;
         }
         self.out.extend_from_slice(b"{\"name\":");
@@ -293,8 +283,7 @@ impl<W: Write> ChromeJsonWriter<W> {
             write_f64(&mut self.out, *value);
         }
         self.out.extend_from_slice(b"}},\n");
-        self.written += 1;
-        self.pending += 1;
+        self.o.formatted();
         self.maybe_flush();
     }
 
@@ -316,8 +305,7 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.out.extend_from_slice(ph);
         write_u64(&mut self.out, id);
         self.out.extend_from_slice(b"},\n");
-        self.written += 1;
-        self.pending += 1;
+        self.o.formatted();
         self.maybe_flush();
     }
 
@@ -341,7 +329,7 @@ impl<W: Write> ChromeJsonWriter<W> {
 
     /// Bytes handed to the destination so far.
     pub fn bytes_written(&self) -> u64 {
-        self.bytes
+        self.o.bytes_written()
     }
 
     /// The last line of the trace: a metadata record of what tracing cost
@@ -352,7 +340,7 @@ impl<W: Write> ChromeJsonWriter<W> {
         if !self.is_open() {
             return;
         }
-        let bytes = self.bytes + self.out.len() as u64;
+        let bytes = self.o.bytes_written() + self.out.len() as u64;
         self.out
             .extend_from_slice(b"{\"name\":\"perfflow_runtime\",\"ph\":\"M\",\"pid\":");
         write_u64(&mut self.out, u64::from(self.pid));
@@ -360,11 +348,11 @@ impl<W: Write> ChromeJsonWriter<W> {
         write_u64(&mut self.out, u64::from(pid_tid));
         self.out
             .extend_from_slice(b",\"args\":{\"events_written\":");
-        write_u64(&mut self.out, self.written);
+        write_u64(&mut self.out, self.o.written);
         self.out.extend_from_slice(b",\"bytes_written\":");
         write_u64(&mut self.out, bytes);
         self.out.extend_from_slice(b",\"events_dropped\":");
-        write_u64(&mut self.out, dropped + self.lost);
+        write_u64(&mut self.out, dropped + self.o.lost);
         self.out.extend_from_slice(b",\"buffer_bytes_peak\":");
         write_u64(&mut self.out, buffer_bytes_peak);
         self.out.extend_from_slice(b",\"format_version\":");
@@ -372,32 +360,35 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.out.extend_from_slice(b"}},\n");
     }
 
-    /// Events written so far.
-    pub fn events_written(&self) -> u64 {
-        self.written
+    /// The destination and the counts of events written and lost.
+    pub fn output(&self) -> &BlockOutput<W> {
+        &self.o
     }
 
-    /// Events that did not reach the destination: handed over after
-    /// `finish` or after an I/O error, cut off by the error, or exits
-    /// without a matching enter. Counted as events, never as lines or
-    /// bytes.
+    /// Events written so far.
+    pub fn events_written(&self) -> u64 {
+        self.o.events_written()
+    }
+
+    /// Events that did not reach the destination (see
+    /// [`BlockOutput::events_lost`]).
     pub fn events_lost(&self) -> u64 {
-        self.lost
+        self.o.events_lost()
     }
 
     /// The destination, for tests that write into a `Vec<u8>`.
     pub fn into_inner(self) -> W {
-        self.dest
+        self.o.into_inner()
     }
 
     /// True while events are still written (not finished, no I/O error).
     pub fn is_open(&self) -> bool {
-        !self.finished && self.error.is_none()
+        self.o.is_open()
     }
 
     /// True once writing failed (the failure was reported on stderr).
     pub fn has_failed(&self) -> bool {
-        self.error.is_some()
+        self.o.has_failed()
     }
 
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
@@ -458,42 +449,14 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.out.drain(..upto);
     }
 
-    /// Hands `out[..upto]` to the destination. On an error (a full disk),
-    /// the events whose line did not reach it in full are counted as lost,
-    /// and those that did stay counted as written.
+    /// Hands `out[..upto]` to the destination (see
+    /// [`BlockOutput::write_block`]).
     fn write_out(&mut self, upto: usize) -> io::Result<()> {
-        let mut done = 0;
-        let result = loop {
-            if done == upto {
-                break Ok(());
-            }
-            match self.dest.write(&self.out[done..upto]) {
-                Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
-        self.bytes += done as u64;
-        if result.is_ok() {
-            self.pending = 0;
-        } else {
-            let reached = event_lines_within(&self.out[..upto], done);
-            let cut = self.pending.saturating_sub(reached);
-            self.lost += cut;
-            self.written -= cut.min(self.written);
-            self.pending = 0;
-        }
-        result
+        self.o.write_block(&self.out[..upto], event_lines_within)
     }
 
     fn fail(&mut self, e: io::Error) {
-        let _ = writeln!(
-            io::stderr(),
-            "perfflow: cannot write the trace: {e}; the events not written are counted as \
-             dropped and the program runs on"
-        );
-        self.error = Some(e);
+        self.o.fail(e);
         self.out.clear();
     }
 }
@@ -514,7 +477,7 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
     #[inline]
     fn event(&mut self, ev: &TraceEvent<'_>) {
         if !self.is_open() {
-            self.lost += 1;
+            self.o.lost += 1;
             return;
         }
         if let Phase::FlowStart(id) | Phase::FlowEnd(id) = ev.phase {
@@ -570,65 +533,17 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.out.push(b'}');
         }
         self.out.extend_from_slice(b",\n");
-        self.written += 1;
-        self.pending += 1;
+        self.o.formatted();
         self.maybe_flush();
     }
 
     fn misuse(&mut self, what: Misuse, site: &Site) {
-        if what == Misuse::ExitWithoutEnter {
-            self.lost += 1;
-        }
-        let idx = what as usize;
-        if self.reported[idx] {
-            return;
-        }
-        self.reported[idx] = true;
-        let name = String::from_utf8_lossy(site.name());
-        if what == Misuse::TooManyOpenSlices {
-            let _ = writeln!(
-                io::stderr(),
-                "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
-                 left by longjmp?); the newest half of them end here and further cases are \
-                 not reported",
-                crate::decode::MAX_OPEN_SLICES
-            );
-            return;
-        }
-        let (text, outcome) = match what {
-            Misuse::ExitWithoutEnter => (
-                "exit without a matching enter",
-                "the exit is dropped and counted in events_dropped",
-            ),
-            Misuse::UnbalancedExit => (
-                "exit while inner regions were still open",
-                "the exit is written and the inner regions are closed at the same time",
-            ),
-            Misuse::UnknownSiteVersion => (
-                "site with an unknown ABI version",
-                "its events are written with the site read as this runtime's version",
-            ),
-            Misuse::TooManyOpenSlices => return,
-        };
-        let pointcut = match site.pointcut() {
-            Pointcut::Around => "around",
-            Pointcut::AroundAsync => "around_async",
-            _ => "one-sided",
-        };
-        let _ = writeln!(
-            io::stderr(),
-            "perfflow: warning: {text} at `{name}` ({pointcut}); \
-             {outcome}; further cases are not reported"
-        );
+        self.o.misuse(what, site);
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        if self.finished {
+        if !self.o.start_finish().map_err(Error::Io)? {
             return Ok(());
-        }
-        self.finished = true;
-        if let Some(e) = self.error.take() {
-            return Err(Error::Io(e));
         }
         if self.out.ends_with(b",\n") {
             let n = self.out.len();
@@ -636,12 +551,56 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.out.push(b'\n');
         }
         self.out.extend_from_slice(self.footer);
-        let result = self
-            .write_out(self.out.len())
-            .and_then(|()| self.dest.flush());
+        let result = self.write_out(self.out.len()).and_then(|()| self.o.flush());
         self.out = Vec::new();
         result.map_err(Error::Io)
     }
+}
+
+/// Says once per kind of misuse, on stderr, what happened at `site` and
+/// what the trace does about it; `reported` remembers the kinds said.
+pub(crate) fn report_misuse(reported: &mut [bool; 4], what: Misuse, site: &Site) {
+    let idx = what as usize;
+    if reported[idx] {
+        return;
+    }
+    reported[idx] = true;
+    let name = String::from_utf8_lossy(site.name());
+    if what == Misuse::TooManyOpenSlices {
+        let _ = writeln!(
+            io::stderr(),
+            "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
+             left by longjmp?); the newest half of them end here and further cases are \
+             not reported",
+            crate::decode::MAX_OPEN_SLICES
+        );
+        return;
+    }
+    let (text, outcome) = match what {
+        Misuse::ExitWithoutEnter => (
+            "exit without a matching enter",
+            "the exit is dropped and counted in events_dropped",
+        ),
+        Misuse::UnbalancedExit => (
+            "exit while inner regions were still open",
+            "the exit is written and the inner regions are closed at the same time",
+        ),
+        Misuse::UnknownSiteVersion => (
+            "site with an unknown ABI version",
+            "its events are written with the site read as this runtime's version",
+        ),
+        Misuse::TooManyOpenSlices => return,
+    };
+    let pointcut = match site.pointcut() {
+        Pointcut::Around => "around",
+        Pointcut::AroundAsync => "around_async",
+        _ => "one-sided",
+    };
+    let _ = writeln!(
+        io::stderr(),
+        "perfflow: warning: {text} at `{name}` ({pointcut}); \
+         {outcome}; further cases are not reported"
+    );
 }
 
 /// Event lines (not metadata) of `block` whose object ends within its

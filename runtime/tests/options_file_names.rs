@@ -34,6 +34,14 @@ fn the_object_format_is_named_in_the_file_name() {
 }
 
 #[test]
+fn the_perfetto_format_is_named_and_ends_in_pftrace() {
+    assert_eq!(
+        file("log-format=perfetto"),
+        "perfflow.perfetto.node7.4321.pftrace"
+    );
+}
+
+#[test]
 fn a_file_name_of_the_name_alone() {
     assert_eq!(
         file("name=solver:log-filename-include=name"),

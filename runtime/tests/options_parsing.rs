@@ -22,7 +22,7 @@ fn one_warning(text: &str) -> (Options, OptionWarning) {
 }
 
 const ALL_KEYS: &str =
-    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval";
+    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval, clock, labels";
 
 // Defaults and syntax.
 
@@ -309,6 +309,14 @@ fn log_format_accepts_object_in_any_case() {
 }
 
 #[test]
+fn log_format_accepts_perfetto_in_any_case() {
+    for word in ["Perfetto", "perfetto", "PERFETTO"] {
+        let text = format!("log-format={word}");
+        assert_eq!(clean(&text).log_format, LogFormat::Perfetto, "{word}");
+    }
+}
+
+#[test]
 fn log_format_accepts_array_in_any_case() {
     for word in ["Array", "array", "ARRAY", "aRrAy"] {
         let text = format!("log-format=object:log-format={word}");
@@ -336,7 +344,7 @@ fn an_unknown_log_format_warns_once_and_uses_array() {
     assert_eq!(
         warning.to_string(),
         "perfflow: PERFFLOW_OPTIONS: unknown value 'yaml' for log-format: \
-         expected Array or Object; using Array"
+         expected Array, Object or Perfetto; using Array"
     );
 }
 
@@ -582,4 +590,15 @@ fn from_env_parses_the_variable() {
     let (options, warnings) = Options::from_env();
     assert_eq!(options.log_event, LogEvent::Compact);
     assert_eq!(warnings.len(), 1);
+}
+
+#[test]
+fn clock_accepts_tsc_monotonic_and_auto_which_is_the_default() {
+    use perfflow_runtime::clock::ClockSource;
+    assert_eq!(clean("").clock, None);
+    assert_eq!(clean("clock=tsc:clock=Auto").clock, None);
+    assert_eq!(clean("clock=TSC").clock, Some(ClockSource::Tsc));
+    assert_eq!(clean("clock=monotonic").clock, Some(ClockSource::Monotonic));
+    let (options, _) = one_warning("clock=hpet");
+    assert_eq!(options.clock, None);
 }

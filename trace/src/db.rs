@@ -505,6 +505,8 @@ struct FileImport<'a> {
     open: foldhash::HashMap<usize, Open>,
     matcher: Matcher,
     spans: u64,
+    /// The `labels` of the runtime's `perfflow_process` metadata.
+    labels: Vec<(String, String)>,
 }
 
 fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError> {
@@ -531,6 +533,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         open: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
+        labels: Vec::new(),
     };
     let mut events = 0u64;
     let mut failed = None;
@@ -576,6 +579,14 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         )
         .map_err(database)?;
     }
+    // A label given on the command line was set with the run and wins.
+    for (key, value) in &state.labels {
+        tx.execute(
+            "INSERT OR IGNORE INTO run_label (run, key, value) VALUES (?1, ?2, ?3)",
+            params![run, key, value],
+        )
+        .map_err(database)?;
+    }
     tx.execute(
         "UPDATE source_file SET events = ?2, truncated = ?3 WHERE id = ?1",
         params![file, events as i64, info.truncated],
@@ -602,6 +613,11 @@ impl FileImport<'_> {
             if event.name.as_deref() == Some("perfflow_process") {
                 if let Some(words @ Value::Array(_)) = event.args.get("command") {
                     self.commands.insert(pid, words.to_string());
+                }
+                if let Some(labels) = event.args.get("labels").and_then(Value::as_object) {
+                    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), String::from);
+                    self.labels
+                        .extend(labels.iter().map(|(k, v)| (k.clone(), text(v))));
                 }
             }
             if event.name.as_deref() == Some("thread_name") {

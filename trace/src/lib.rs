@@ -8,12 +8,16 @@
 //! * an object `{"displayTimeUnit": "us", "otherData": {...},
 //!   "traceEvents": [...]}`.
 //!
+//! Perfetto protobuf traces (`.pftrace`, the runtime's `log-format=perfetto`)
+//! are read wherever these are, as the same events (see `pftrace.rs`): a
+//! file is taken as one when it is named `*.pftrace` or starts like one.
+//!
 //! A program killed mid-run (for example by `SIGKILL`) leaves an array
 //! without its closing `]`, possibly ending in a half-written line. Such a
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has five parts:
+//! The crate has seven parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -37,7 +41,17 @@
 //!   their labels, processes, threads, spans with depth and parent,
 //!   instants, flows between spans, counters), skipping files already
 //!   there; [`query`] runs SQL (or a [`CANNED`] query) on it and prints a
-//!   table, CSV or JSON.
+//!   table, CSV or JSON;
+//! * comparing runs: [`compare`] sets two sets of repeated runs
+//!   ([`RunProfile`]s, from [`read_run`] or [`db_run`]) side by side per
+//!   function, and [`treatments`] gives each run label's effect on a
+//!   score, alone and given the other labels; both with bootstrap
+//!   intervals ([`stats`]) and plain serialisable results;
+//! * following a workflow: [`load`] (or [`load_db`]) reads every span,
+//!   thread, process and link between threads (flows, asynchronous spans)
+//!   into a [`Workflow`]; [`critical_path`] finds the chain of spans that
+//!   determines when it ends, and [`profile`] its call trees per process
+//!   and aggregated, with an export for Hatchet. These hold every span.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
@@ -66,16 +80,31 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod compare;
+mod convert;
+mod critical_path;
 mod db;
 mod error;
 mod event;
 mod export;
 mod merge;
+mod model;
+mod pftrace;
+mod profile;
 mod read;
+mod runs;
 mod spans;
+pub mod stats;
 mod summary;
+mod treatments;
+mod workflow_report;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
+pub use convert::{convert, is_pftrace_name, ConvertError, Converted};
+pub use critical_path::{
+    critical_path, track_events, write_track, CriticalPath, NameOnPath, Place, Step, StepKind,
+};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
@@ -83,8 +112,22 @@ pub use export::{export, export_parquet, ExportError, ExportOptions, Exported};
 pub use merge::{
     merge, trace_files, HostOffset, MergeError, MergeOptions, MergeReport, Process, Violations,
 };
+pub use model::{
+    load, load_db, ClockShift, Link, LinkKind, LoadError, ProcessInfo, Span, ThreadInfo, Workflow,
+};
+pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,
 };
-pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};
+pub use runs::{db_run, read_run, FunctionTotals, RunProfile, RunsError};
+pub use summary::{
+    summarize, summary, FunctionStats, Percentiles, Summarizer, Summary, ThreadStats,
+};
+pub use treatments::{
+    scored_runs, treatments, Effect, FactorEffect, Given, Reduce, Score, ScoredRun,
+    TreatmentOptions, Treatments,
+};
+pub use workflow_report::{
+    analyse as analyse_workflow, write_report as write_workflow_report, Overview, RunsInput,
+};

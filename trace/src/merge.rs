@@ -159,7 +159,8 @@ impl From<TraceError> for MergeError {
 }
 
 /// The trace files named by `paths`: files as given, directories as the
-/// `perfflow.*.pfw` files they hold (sorted by name), leaving out `output`.
+/// `perfflow.*.pfw` and `perfflow.*.pftrace` files they hold (sorted by
+/// name), leaving out `output`.
 pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, MergeError> {
     let mut files = Vec::new();
     for path in paths {
@@ -179,7 +180,9 @@ pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, Mer
             .map(|entry| entry.path())
             .filter(|file| {
                 let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                name.starts_with("perfflow.") && name.ends_with(".pfw") && file.is_file()
+                name.starts_with("perfflow.")
+                    && (name.ends_with(".pfw") || name.ends_with(".pftrace"))
+                    && file.is_file()
             })
             .filter(|file| !same_file(file, output))
             .collect();
@@ -313,9 +316,12 @@ impl Facts {
 /// runtime's and the monitor's default names).
 fn host_from_file_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
-    let rest = name.strip_prefix("perfflow.")?.strip_suffix(".pfw")?;
+    let rest = name.strip_prefix("perfflow.")?;
+    let rest = rest
+        .strip_suffix(".pfw")
+        .or_else(|| rest.strip_suffix(".pftrace"))?;
     let (layout, rest) = rest.split_once('.')?;
-    if !matches!(layout, "array" | "object" | "monitor") {
+    if !matches!(layout, "array" | "object" | "monitor" | "perfetto") {
         return None;
     }
     let (host, pid) = rest.rsplit_once('.')?;
@@ -369,11 +375,11 @@ pub(crate) fn identify(
 
 /// A flow whose departure and arrival are on different hosts.
 #[derive(Debug, Clone, Copy)]
-struct CrossFlow {
-    from: usize,
-    to: usize,
-    depart_ns: i64,
-    arrive_ns: i64,
+pub(crate) struct CrossFlow {
+    pub from: usize,
+    pub to: usize,
+    pub depart_ns: i64,
+    pub arrive_ns: i64,
 }
 
 /// Pairs each (cat, id)'s departures with its arrivals in time order and
@@ -452,7 +458,7 @@ pub struct MergeReport {
 const ASYNC_ID_SPACE: u64 = 1 << 40;
 
 /// The least non-negative host offsets satisfying every cross-host flow.
-fn solve_offsets(hosts: &[String], cross: &[CrossFlow]) -> Result<Vec<i64>, MergeError> {
+pub(crate) fn solve_offsets(hosts: &[String], cross: &[CrossFlow]) -> Result<Vec<i64>, MergeError> {
     // The tightest bound per ordered pair of hosts: off[to] - off[from] >= bound.
     let mut bounds: BTreeMap<(usize, usize), i64> = BTreeMap::new();
     for flow in cross {

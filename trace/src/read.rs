@@ -25,6 +25,9 @@ pub enum Layout {
     /// An object with a `traceEvents` array (and `displayTimeUnit`,
     /// `otherData`, ...).
     Object,
+    /// Perfetto's protobuf trace (`.pftrace`, `log-format=perfetto`), read
+    /// by [`crate::pftrace`]; line numbers are packet numbers.
+    Perfetto,
 }
 
 /// A trace read from text.
@@ -175,11 +178,26 @@ pub fn stream_trace_text(
     mut sink: impl FnMut(Event, &str),
 ) -> Result<TraceInfo, TraceError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| TraceError::Io {
+    let io_error = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    Parser::new(file)
+    };
+    let mut file = File::open(path).map_err(io_error)?;
+    // The first bytes tell a Perfetto trace from JSON text.
+    let mut head = Vec::with_capacity(64);
+    (&mut file)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(io_error)?;
+    let input = std::io::Cursor::new(head).chain(file);
+    if crate::pftrace::is_pftrace(path, input.get_ref().0.get_ref()) {
+        let read = crate::pftrace::stream(input, &mut sink).map_err(|error| error.in_file(path))?;
+        let mut info = TraceInfo::new(Layout::Perfetto);
+        info.truncated = read.truncated;
+        info.partial_line = read.partial_packet;
+        return Ok(info);
+    }
+    Parser::new(input)
         .trace(&mut sink)
         .map_err(|error| error.in_file(path))
 }

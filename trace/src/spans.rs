@@ -107,6 +107,9 @@ pub(crate) enum Matched {
     Pair {
         begin: Seen,
         end_ts_ns: Option<i64>,
+        /// The thread of the end event (for `b`/`e`, maybe not the
+        /// beginning's).
+        end_thread: Option<Thread>,
         nested: bool,
     },
     /// Boxed: mismatches are rare, pairs are not.
@@ -176,6 +179,7 @@ impl Matcher {
                             found(Matched::Pair {
                                 begin: Seen::of(index, event),
                                 end_ts_ns: end.ts_ns,
+                                end_thread: end.thread,
                                 nested: false,
                             });
                         }
@@ -202,6 +206,7 @@ impl Matcher {
                             found(Matched::Pair {
                                 begin,
                                 end_ts_ns: event.ts_ns,
+                                end_thread: event.thread(),
                                 nested: false,
                             });
                         }
@@ -281,6 +286,7 @@ impl Matcher {
             found(Matched::Pair {
                 begin,
                 end_ts_ns: event.ts_ns,
+                end_thread: Some(thread),
                 nested: true,
             });
         } else if let Some(position) = stack.iter().rposition(names_match) {
@@ -294,6 +300,7 @@ impl Matcher {
             found(Matched::Pair {
                 begin,
                 end_ts_ns: event.ts_ns,
+                end_thread: Some(thread),
                 nested: true,
             });
         } else {

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::HashMap;
+use serde::Serialize;
 use std::fmt;
 
 use crate::event::{Event, Phase};
@@ -18,7 +19,7 @@ use crate::read::Trace;
 use crate::spans::{Matched, Matcher, Mismatch, Seen, Thread};
 
 /// Statistics of all spans with one name. Times are in nanoseconds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FunctionStats {
     /// The span name.
     pub name: String,
@@ -32,6 +33,40 @@ pub struct FunctionStats {
     pub min_ns: i64,
     /// The longest duration.
     pub max_ns: i64,
+    /// The median and 90th and 99th percentiles of the durations, from a
+    /// [`Summarizer::with_percentiles`].
+    pub percentiles: Option<Percentiles>,
+    /// Every duration, while percentiles are to be computed.
+    #[serde(skip)]
+    durations: Option<Vec<i64>>,
+}
+
+/// Percentiles of span durations, in nanoseconds: each the duration of a
+/// span (nearest rank: the smallest duration that at least that share of
+/// the spans do not exceed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Percentiles {
+    pub p50_ns: i64,
+    pub p90_ns: i64,
+    pub p99_ns: i64,
+}
+
+impl Percentiles {
+    /// The percentiles of `durations`, sorted here; `None` for none.
+    pub fn of(durations: &mut [i64]) -> Option<Percentiles> {
+        if durations.is_empty() {
+            return None;
+        }
+        durations.sort_unstable();
+        let n = durations.len();
+        // Nearest rank: ceil(p / 100 * n), counting from 1.
+        let rank = |p: usize| durations[(p * n).div_ceil(100).clamp(1, n) - 1];
+        Some(Percentiles {
+            p50_ns: rank(50),
+            p90_ns: rank(90),
+            p99_ns: rank(99),
+        })
+    }
 }
 
 impl FunctionStats {
@@ -43,6 +78,8 @@ impl FunctionStats {
             self_ns: 0,
             min_ns: 0,
             max_ns: 0,
+            percentiles: None,
+            durations: None,
         }
     }
 
@@ -65,13 +102,16 @@ impl FunctionStats {
             self.max_ns = self.max_ns.max(duration);
         }
         self.calls += 1;
+        if let Some(durations) = &mut self.durations {
+            durations.push(duration);
+        }
         self.total_ns = self.total_ns.saturating_add(duration);
         self.self_ns = self.self_ns.saturating_add(self_time);
     }
 }
 
 /// Event counts of one thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ThreadStats {
     /// The process id.
     pub pid: i64,
@@ -84,7 +124,7 @@ pub struct ThreadStats {
 }
 
 /// A summary of one or more traces; see [`summary`] and [`summarize`].
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Summary {
     /// How many traces were summarised.
     pub traces: usize,
@@ -116,6 +156,51 @@ impl Summary {
     /// The statistics of the spans named `name`.
     pub fn function(&self, name: &str) -> Option<&FunctionStats> {
         self.functions.iter().find(|stats| stats.name == name)
+    }
+
+    /// The summary as JSON: its fields, with `span_ns` and each function's
+    /// `mean_ns` added.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        value["span_ns"] = serde_json::json!(self.span_ns());
+        if let Some(functions) = value["functions"].as_array_mut() {
+            for (value, stats) in functions.iter_mut().zip(&self.functions) {
+                value["mean_ns"] = serde_json::json!(stats.mean_ns());
+            }
+        }
+        value
+    }
+
+    /// One line per function: calls and times in nanoseconds; percentile
+    /// columns are empty unless they were computed.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "name,calls,total_ns,self_ns,min_ns,mean_ns,max_ns,p50_ns,p90_ns,p99_ns\n",
+        );
+        for stats in &self.functions {
+            let p = |pick: fn(&Percentiles) -> i64| {
+                stats
+                    .percentiles
+                    .as_ref()
+                    .map(|p| pick(p).to_string())
+                    .unwrap_or_default()
+            };
+            let fields = [
+                crate::critical_path::csv_field(&stats.name),
+                stats.calls.to_string(),
+                stats.total_ns.to_string(),
+                stats.self_ns.to_string(),
+                stats.min_ns.to_string(),
+                stats.mean_ns().to_string(),
+                stats.max_ns.to_string(),
+                p(|p| p.p50_ns),
+                p(|p| p.p90_ns),
+                p(|p| p.p99_ns),
+            ];
+            out.push_str(&fields.join(","));
+            out.push('\n');
+        }
+        out
     }
 }
 
@@ -157,6 +242,7 @@ pub struct Summarizer {
     stats: Vec<FunctionStats>,
     threads: Vec<ThreadStats>,
     trace: TraceState,
+    percentiles: bool,
 }
 
 /// What a [`Summarizer`] keeps about the trace being read.
@@ -174,6 +260,15 @@ impl Summarizer {
     /// A summariser with nothing read yet.
     pub fn new() -> Summarizer {
         Summarizer::default()
+    }
+
+    /// A summariser that also gives each name's [`Percentiles`]. It keeps
+    /// every span's duration, 8 bytes a span, until [`Summarizer::finish`].
+    pub fn with_percentiles() -> Summarizer {
+        Summarizer {
+            percentiles: true,
+            ..Summarizer::default()
+        }
     }
 
     /// Adds the next event of the current trace.
@@ -197,6 +292,7 @@ impl Summarizer {
                 begin,
                 end_ts_ns,
                 nested,
+                ..
             } = matched
             {
                 pair = Some((begin, end_ts_ns, nested));
@@ -268,6 +364,11 @@ impl Summarizer {
     pub fn finish(mut self) -> Summary {
         let mut result = self.result;
         self.stats.retain(|stats| stats.calls > 0);
+        for stats in &mut self.stats {
+            if let Some(mut durations) = stats.durations.take() {
+                stats.percentiles = Percentiles::of(&mut durations);
+            }
+        }
         result.functions = self.stats;
         result.functions.sort_by(|a, b| {
             b.total_ns
@@ -299,7 +400,11 @@ impl Summarizer {
             return index;
         }
         let index = self.stats.len();
-        self.stats.push(FunctionStats::new(name));
+        let mut stats = FunctionStats::new(name);
+        if self.percentiles {
+            stats.durations = Some(Vec::new());
+        }
+        self.stats.push(stats);
         self.names.insert(name.to_string(), index);
         index
     }
@@ -428,9 +533,14 @@ impl Nesting {
                 level.drain(..done);
             }
             let candidate = level.partition_point(|node| node.start <= start);
+            // A kept span with the same start and end contains this one
+            // when it was read first, except when this one is a B/E pair:
+            // on a thread B/E pairs close in stack order, so the one that
+            // closed first, kept, is the inner one.
             let contains = candidate > 0 && {
                 let node = &level[candidate - 1];
-                start < node.end && (node.start < start || end <= node.end)
+                start < node.end
+                    && (node.start < start || end < node.end || (end == node.end && complete))
             };
             if !contains {
                 break;
@@ -515,20 +625,33 @@ pub(crate) fn micros(nanos: i64) -> String {
 
 /// Writes rows as columns separated by two spaces; `right[i]` right-aligns
 /// column `i`. Trailing spaces are not written.
-fn write_table(
+pub(crate) fn write_table(
     f: &mut fmt::Formatter<'_>,
     header: &[&str],
     right: &[bool],
     rows: &[Vec<String>],
 ) -> fmt::Result {
+    write_rows(f, header, right, rows.len(), |row| rows[row].clone())
+}
+
+/// Like [`write_table`], with rows made on demand by `row(index)` (twice
+/// each: once to size the columns, once to write), so that a long table
+/// is never held whole.
+pub(crate) fn write_rows(
+    f: &mut fmt::Formatter<'_>,
+    header: &[&str],
+    right: &[bool],
+    count: usize,
+    row: impl Fn(usize) -> Vec<String>,
+) -> fmt::Result {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
+    for index in 0..count {
+        for (width, cell) in widths.iter_mut().zip(row(index)) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in std::iter::once(header).chain((0..count).map(row)) {
         let mut line = String::new();
         for (column, cell) in row.iter().enumerate() {
             if column > 0 {
@@ -864,6 +987,31 @@ mod tests {
     }
 
     #[test]
+    fn a_span_that_begins_and_ends_with_its_caller_is_its_child() {
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"f","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"f","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":3}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(0));
+        assert_eq!(s.function("f").map(|f| f.self_ns), Some(3_000));
+        // Two children from the caller's begin to its end.
+        let text = r#"[
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"step","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"step","ph":"E","pid":1,"tid":1,"ts":1},
+{"name":"step","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"step","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":3}
+]"#;
+        let s = summarise(text);
+        assert_eq!(s.function("main").map(|f| f.self_ns), Some(0));
+        assert_eq!(s.function("step").map(|f| f.self_ns), Some(3_000));
+    }
+
+    #[test]
     fn recursive_calls_count_at_every_level() {
         let text = r#"[
 {"name":"f","ph":"B","pid":1,"tid":1,"ts":0},
@@ -925,6 +1073,29 @@ mod tests {
         assert_eq!(s.span_ns(), Some(16_000));
         let f = s.function("f").expect("f");
         assert_eq!((f.calls, f.total_ns), (2, 10_000));
+    }
+
+    #[test]
+    fn percentiles_are_durations_of_spans_by_nearest_rank() {
+        let lines: Vec<String> = (1..=200)
+            .map(|k| format!(r#"{{"name":"f","ph":"X","pid":1,"tid":{k},"ts":0,"dur":{k}}}"#))
+            .collect();
+        let trace = parse_trace(&format!("[\n{}\n]", lines.join(",\n"))).expect("valid trace");
+        let mut summarizer = Summarizer::with_percentiles();
+        for event in &trace.events {
+            summarizer.push(event);
+        }
+        summarizer.end_trace(false);
+        let s = summarizer.finish();
+        let p = s.functions[0].percentiles.expect("percentiles kept");
+        assert_eq!((p.p50_ns, p.p90_ns, p.p99_ns), (100_000, 180_000, 198_000));
+        assert!(summary(&trace).functions[0].percentiles.is_none());
+        let csv = s.to_csv();
+        assert_eq!(
+            csv.lines().nth(1),
+            Some("f,200,20100000,20100000,1000,100500,200000,100000,180000,198000")
+        );
+        assert_eq!(s.to_json()["functions"][0]["mean_ns"], 100_500);
     }
 
     #[test]

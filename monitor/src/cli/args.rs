@@ -1,13 +1,16 @@
-//! The command line, parsed by hand into a [`Config`].
+//! The command line, parsed by clap (derive) into a [`Config`].
 //!
-//! perfmon's flags are kept (both `--save-dir` and perfmon's `--save_dir`
-//! spellings), so its users switch with a change of name. Parsing never
-//! touches the environment or a file: it only turns words into values, and
-//! every refusal is a [`UsageError`] naming the flag, the value given and
-//! what was expected.
+//! perfmon's flags are kept (perfmon's `--save_dir` spellings are aliases
+//! of `--save-dir`), so its users switch with a change of name. Parsing
+//! never touches the environment or a file: it only turns words into
+//! values, and every refusal is a [`UsageError`] naming the flag, the value
+//! given and what was expected. `completions SHELL` and `man DIR` write the
+//! shell completions and manual pages from the same definition.
 
 use std::ffi::OsString;
 use std::fmt;
+
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,7 +53,7 @@ pub struct Config {
     pub env: Option<String>,
     /// Metadata: test or run name (`--name`).
     pub name: Option<String>,
-    /// Log to stdout too (`-v`).
+    /// Log to stderr too (`-v`).
     pub verbose: bool,
     /// What to follow.
     pub target: Target,
@@ -60,6 +63,9 @@ pub struct Config {
     /// Lines to print on stderr before the run: what was assumed (a
     /// duration given without a unit is read as seconds).
     pub notes: Vec<String>,
+    /// perf event groups to count (`--perf-groups`, default: all that
+    /// apply to this processor).
+    pub perf_groups: crate::GroupSelection,
 }
 
 impl Default for Config {
@@ -80,6 +86,7 @@ impl Default for Config {
             target: Target::Scheduler,
             host_name: None,
             notes: Vec::new(),
+            perf_groups: crate::GroupSelection::Matching,
         }
     }
 }
@@ -109,10 +116,14 @@ pub enum Invocation {
         /// `-r`.
         report: bool,
     },
-    /// Print the help.
-    Help,
-    /// Print the version.
-    Version,
+    /// Print this help text.
+    Help(String),
+    /// Print this version line.
+    Version(String),
+    /// Print the completion script for a shell.
+    Completions(clap_complete::Shell),
+    /// Write the manual pages into a directory.
+    Man(PathBuf),
 }
 
 /// A command line that cannot be run, with the reason in words.
@@ -167,37 +178,294 @@ pub fn check_host_name(flag: &str, name: &str) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The flags that take one value, with their long names.
-fn value_flag(word: &str) -> Option<&'static str> {
-    Some(match word {
-        "-d" | "--save-dir" | "--save_dir" => "--save-dir",
-        "-p" | "--prefix" => "--prefix",
-        "-l" | "--launcher" => "--launcher",
-        "-i" | "--sampling-freq" | "--sampling_freq" => "--sampling-freq",
-        "-c" | "--check-point" | "--check_point" => "--check-point",
-        "--system" => "--system",
-        "--partition" => "--partition",
-        "--env" => "--env",
-        "--name" => "--name",
-        "--pid" => "--pid",
-        "--host-name" => "--host-name",
-        _ => return None,
-    })
+/// The parsed value of `-i` or `-c`: the duration, and the note to print
+/// when it was given without a unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    /// The duration.
+    pub duration: Duration,
+    /// What was assumed, if anything.
+    pub note: Option<String>,
 }
 
-/// A word that is a flag rather than a value: `-x`, `--xyz`, but not a
-/// negative number (so `-i -3` is refused for its value, not its form).
-fn looks_like_flag(word: &str) -> bool {
-    let mut c = word.chars();
-    c.next() == Some('-') && c.next().is_some_and(|n| !(n.is_ascii_digit() || n == '.'))
-}
-
-fn set_once(slot: &mut Option<String>, flag: &str, value: String) -> Result<(), UsageError> {
-    if value.is_empty() {
-        return err(format!("{flag}: the value is empty"));
+/// The parser of `-i`/`-c`: notes name the short flag, refusals both.
+fn interval(
+    short: &'static str,
+    long: &'static str,
+) -> impl Fn(&str) -> Result<Interval, String> + Clone {
+    move |text| {
+        let mut notes = Vec::new();
+        match parse_duration(short, text, &mut notes) {
+            Ok(duration) => Ok(Interval {
+                duration,
+                note: notes.pop(),
+            }),
+            Err(e) => Err(parse_duration(&format!("{short}/{long}"), text, &mut notes)
+                .err()
+                .map_or(e.0, |both| both.0)),
+        }
     }
-    *slot = Some(value);
-    Ok(())
+}
+
+fn nonempty(flag: &'static str) -> impl Fn(&str) -> Result<String, String> + Clone {
+    move |text| {
+        if text.is_empty() {
+            Err(format!("{flag}: the value is empty"))
+        } else {
+            Ok(text.to_string())
+        }
+    }
+}
+
+fn export_format(flag: &'static str) -> impl Fn(&str) -> Result<ExportFormat, String> + Clone {
+    move |text| parse_export(flag, text).map_err(|e| e.0)
+}
+
+fn host_name(text: &str) -> Result<String, String> {
+    check_host_name("--host-name", text).map_err(|e| e.0)?;
+    Ok(text.to_string())
+}
+
+fn perf_groups(text: &str) -> Result<crate::GroupSelection, String> {
+    crate::GroupSelection::parse(text).map_err(|e| format!("--perf-groups: {e}"))
+}
+
+fn pid(text: &str) -> Result<i32, String> {
+    match text.trim().parse::<i32>() {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(format!(
+            "--pid: `{text}` is not a process id; expected a positive integer"
+        )),
+    }
+}
+
+const ABOUT: &str = "Sample the processes of a job and the node they run on";
+
+const LONG_ABOUT: &str = "\
+perfflow-monitor: samples the processes of a job and the node they run on,
+and writes perfmon-compatible metric files and a Perfetto counter trace.
+
+Run one monitor per node beside the job. It finds the job from the batch
+scheduler (SLURM, PBS, OAR, Flux), or follows --pid, or starts the command
+after `--`. It stops when the job's processes are gone, when the file
+.ipc-<jobid> in the working directory contains FINISHED, or on SIGINT or
+SIGTERM, and then writes its results.";
+
+const AFTER_HELP: &str = "\
+Merge:
+  perfflow-monitor merge DIR [-r] [-e FMT...]
+      combines the node files under DIR/metrics into the per-job files again
+      (for the job of the node that started last), then makes the exports
+      and report asked for
+
+Output (under DIR[/NAME]):
+  metrics/cpu_metrics.json, perf_metrics.json, nv_gpu_metrics.json,
+  meta_data.json            per-job metrics of every node
+  metrics/.nodes/           each node's own data, written at checkpoints
+  perfflow.monitor.<host>.<pid>.pfw   counter tracks for Perfetto
+  perfflow-monitor.<host>.log         the monitor's log
+  <group>.csv, .records.json, .parquet, .feather, .orc, .pkl   with -e
+  job-report-<jobid>.html, job-report-<jobid>.pdf, plots/*.png   with -r
+
+Exit status:
+  0    the job was followed to its end and the results were written
+  1    the results could not be written, or setup failed
+  2    the command line is wrong, or there is nothing to follow (no
+       scheduler job, no such --pid)
+  127  the command after `--` could not be started
+  N    with `-- COMMAND`: the command's own exit status (128+SIGNAL when
+       a signal ended it)
+  A command line that is refused leaves no file behind.
+
+Examples:
+  # SLURM: one monitor per node, then the job
+  srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5s -d $HOME/runs -p $SLURM_JOB_ID &
+  srun ./app
+  echo FINISHED > .ipc-$SLURM_JOB_ID
+  wait
+
+  # PBS: share the node file with every node
+  cp $PBS_NODEFILE $PWD/nodefile
+  mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5s &
+  mpirun ./app
+  echo FINISHED > .ipc-$PBS_JOBID
+  wait
+
+  # Flux
+  flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5s &
+  flux run -N 2 ./app
+  wait
+
+  # Any machine: run a command and follow it
+  perfflow-monitor -i 500ms -e parquet -- ./app input.dat";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "perfflow-monitor",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// Combine the node files of a results directory again, then export and report
+    Merge(MergeArgs),
+    /// Print the completion script for SHELL on standard output
+    Completions {
+        /// The shell to complete for
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (roff) into DIR
+    Man {
+        /// The directory to write the pages into (created if missing)
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// The results directory (or its metrics directory)
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Make the HTML and PDF reports
+    #[arg(short = 'r', long = "gen-report", alias = "gen_report")]
+    report: bool,
+    /// Export to these formats
+    #[arg(short = 'e', long = "export", value_name = "FMT", num_args = 0.., value_delimiter = ',',
+          default_missing_value = "csv", value_parser = export_format("-e"))]
+    exports: Vec<ExportFormat>,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Base directory of the results
+    #[arg(short = 'd', long = "save-dir", alias = "save_dir", value_name = "DIR",
+          default_value = ".", value_parser = nonempty("--save-dir"))]
+    save_dir: String,
+    /// Results go to DIR/NAME
+    #[arg(short = 'p', long, value_name = "NAME", value_parser = nonempty("--prefix"))]
+    prefix: Option<String>,
+    /// Launcher of the job's tasks (metadata)
+    #[arg(short = 'l', long, value_name = "NAME", value_parser = nonempty("--launcher"))]
+    launcher: Option<String>,
+    /// Time between samples: a number with a unit (500ms, 2s, 1m, 1h); a number alone is seconds, and a note says so [default: 30s]
+    #[arg(short = 'i', long = "sampling-freq", alias = "sampling_freq", value_name = "TIME",
+          allow_negative_numbers = true, value_parser = interval("-i", "--sampling-freq"))]
+    interval: Option<Interval>,
+    /// Time between writes of the node's data to disk [default: 900s]
+    #[arg(short = 'c', long = "check-point", alias = "check_point", value_name = "TIME",
+          allow_negative_numbers = true, value_parser = interval("-c", "--check-point"))]
+    checkpoint: Option<Interval>,
+    /// Make the HTML and PDF reports and plots after the run
+    #[arg(short = 'r', long = "gen-report", alias = "gen_report")]
+    report: bool,
+    /// Export to csv, json, parquet, feather, orc and/or pickle after the run (a bare -e means csv)
+    #[arg(short = 'e', long = "export", value_name = "FMT", num_args = 0.., value_delimiter = ',',
+          default_missing_value = "csv", value_parser = export_format("-e"))]
+    exports: Vec<ExportFormat>,
+    /// Metadata: system name
+    #[arg(long, value_name = "NAME", value_parser = nonempty("--system"))]
+    system: Option<String>,
+    /// Metadata: partition
+    #[arg(long, value_name = "NAME", value_parser = nonempty("--partition"))]
+    partition: Option<String>,
+    /// Metadata: environment
+    #[arg(long, value_name = "NAME", value_parser = nonempty("--env"))]
+    env: Option<String>,
+    /// Metadata: test name
+    #[arg(long, value_name = "NAME", value_parser = nonempty("--name"))]
+    name: Option<String>,
+    /// Follow the process tree of PID
+    #[arg(long, value_name = "PID", value_parser = pid)]
+    pid: Option<i32>,
+    /// Name of this node in the results [default: $PERFFLOW_MONITOR_HOST, else the host name]
+    #[arg(long = "host-name", value_name = "NAME", value_parser = host_name)]
+    host_name: Option<String>,
+    /// perf event groups: all (those for this processor), none, or names from FLOPS, FLOPS_DP, FLOPS_SP, L2, L3, MEM [default: all]
+    #[arg(long = "perf-groups", value_name = "LIST", value_parser = perf_groups)]
+    perf_groups: Option<crate::GroupSelection>,
+    /// Log to stderr as well as to the log file (never to stdout: it is the job's)
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// The command to start and follow, after `--`
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// The clap description of the command line (for completions and pages).
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// `exports` without repeats, in order.
+fn unique(exports: Vec<ExportFormat>) -> Vec<ExportFormat> {
+    let mut out = Vec::new();
+    for f in exports {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// A clap refusal in the words of this tool: the flag, the value and
+/// what was expected.
+fn usage(e: clap::Error, merge: bool) -> UsageError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+    let flag = arg.split(' ').next().unwrap_or_default().to_string();
+    let merge_usage = "`perfflow-monitor merge DIR [-r] [-e FMT...]`";
+    let text = match e.kind() {
+        ErrorKind::ValueValidation => match std::error::Error::source(&e) {
+            Some(source) => source.to_string(),
+            None => first_line(&e),
+        },
+        ErrorKind::InvalidValue
+            if context(ContextKind::InvalidValue)
+                .unwrap_or_default()
+                .is_empty() =>
+        {
+            format!("{flag}: expected a value after {flag}")
+        }
+        ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand => {
+            if merge {
+                format!("merge: unexpected `{arg}`; expected {merge_usage}")
+            } else if arg.starts_with('-') {
+                format!("unknown option `{arg}`; see `perfflow-monitor --help`")
+            } else {
+                format!("unexpected argument `{arg}`; to run a command, put it after `--`")
+            }
+        }
+        ErrorKind::MissingRequiredArgument if merge => {
+            format!("merge: expected the results directory first, as in {merge_usage}")
+        }
+        _ => first_line(&e),
+    };
+    UsageError(text)
+}
+
+/// clap's message without its `error: ` prefix and usage lines.
+fn first_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
 }
 
 /// Parses the arguments after the program name.
@@ -207,252 +475,71 @@ where
     S: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    if args.first().and_then(|a| a.to_str()) == Some("merge") {
-        return parse_merge(&args[1..]);
+    let merge = args.first().is_some_and(|a| a == "merge");
+    let argv = std::iter::once(OsString::from("perfflow-monitor")).chain(args.iter().cloned());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp => Ok(Invocation::Help(e.render().to_string())),
+                clap::error::ErrorKind::DisplayVersion => {
+                    Ok(Invocation::Version(e.render().to_string()))
+                }
+                _ => Err(usage(e, merge)),
+            }
+        }
+    };
+    match cli.command {
+        Some(Sub::Merge(m)) => {
+            return Ok(Invocation::Merge {
+                dir: m.dir,
+                exports: unique(m.exports),
+                report: m.report,
+            })
+        }
+        Some(Sub::Completions { shell }) => return Ok(Invocation::Completions(shell)),
+        Some(Sub::Man { dir }) => return Ok(Invocation::Man(dir)),
+        None => {}
     }
-    let mut c = Config::default();
-    let mut i = 0;
-    while i < args.len() {
-        let Some(word) = args[i].to_str().map(str::to_string) else {
+    let r = cli.run;
+    let dashes = args.iter().any(|a| a == "--");
+    let target = match (r.pid, r.command.is_empty()) {
+        (Some(p), false) => {
             return err(format!(
-                "argument `{}` is not valid UTF-8",
-                args[i].to_string_lossy()
-            ));
-        };
-        i += 1;
-        if word == "--" {
-            let command: Vec<OsString> = args[i..].to_vec();
-            if command.is_empty() {
-                return err("--: expected a command to run after `--`");
-            }
-            if let Target::Pid(p) = c.target {
-                return err(format!(
-                    "--pid {p} and `-- COMMAND` both name what to follow; give one"
-                ));
-            }
-            c.target = Target::Command(command);
-            break;
+                "--pid {p} and `-- COMMAND` both name what to follow; give one"
+            ))
         }
-        // `--flag=value`, or `-iVALUE` for one-letter flags.
-        let (name, attached) = match word.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ if word.len() > 2
-                && word.starts_with('-')
-                && !word.starts_with("--")
-                && word.get(..2).and_then(value_flag).is_some() =>
-            {
-                (word[..2].to_string(), Some(word[2..].to_string()))
-            }
-            _ => (word.clone(), None),
-        };
-        if let Some(flag) = value_flag(&name) {
-            let value = match attached {
-                Some(v) => v,
-                None => match args.get(i).and_then(|a| a.to_str()) {
-                    Some(v) if !looks_like_flag(v) => {
-                        i += 1;
-                        v.to_string()
-                    }
-                    _ => return err(format!("{name}: expected a value after {name}")),
-                },
-            };
-            match flag {
-                "--save-dir" => {
-                    if value.is_empty() {
-                        return err(format!("{name}: the directory is empty"));
-                    }
-                    c.save_dir = PathBuf::from(value);
-                }
-                "--prefix" => set_once(&mut c.prefix, &name, value)?,
-                "--launcher" => set_once(&mut c.launcher, &name, value)?,
-                "--sampling-freq" => c.interval = parse_duration(&name, &value, &mut c.notes)?,
-                "--check-point" => c.checkpoint = parse_duration(&name, &value, &mut c.notes)?,
-                "--system" => set_once(&mut c.system, &name, value)?,
-                "--partition" => set_once(&mut c.partition, &name, value)?,
-                "--env" => set_once(&mut c.env, &name, value)?,
-                "--name" => set_once(&mut c.name, &name, value)?,
-                "--host-name" => {
-                    check_host_name(&name, &value)?;
-                    set_once(&mut c.host_name, &name, value)?
-                }
-                "--pid" => match value.trim().parse::<i32>() {
-                    Ok(p) if p > 0 => c.target = Target::Pid(p),
-                    _ => {
-                        return err(format!(
-                            "{name}: `{value}` is not a process id; expected a positive integer"
-                        ))
-                    }
-                },
-                _ => unreachable!("every value flag is handled"),
-            }
-            continue;
-        }
-        if attached.is_some() && name != "-e" && name != "--export" {
-            return err(format!("{name}: this flag takes no value (given `{word}`)"));
-        }
-        match name.as_str() {
-            "-h" | "--help" => return Ok(Invocation::Help),
-            "-V" | "--version" => return Ok(Invocation::Version),
-            "-r" | "--gen-report" | "--gen_report" => c.report = true,
-            "-v" | "--verbose" => c.verbose = true,
-            "-e" | "--export" => {
-                let mut values: Vec<String> = attached.into_iter().collect();
-                while let Some(v) = args.get(i).and_then(|a| a.to_str()) {
-                    if v.starts_with('-') {
-                        break;
-                    }
-                    values.push(v.to_string());
-                    i += 1;
-                }
-                if values.is_empty() {
-                    // perfmon's examples pass a bare `-e`.
-                    values.push("csv".to_string());
-                }
-                for v in values.iter().flat_map(|v| v.split(',')) {
-                    if v.trim().is_empty() {
-                        continue;
-                    }
-                    let f = parse_export(&name, v)?;
-                    if !c.exports.contains(&f) {
-                        c.exports.push(f);
-                    }
-                }
-            }
-            _ if name.starts_with('-') => {
-                return err(format!(
-                    "unknown option `{name}`; see `perfflow-monitor --help`"
-                ))
-            }
-            _ => {
-                return err(format!(
-                    "unexpected argument `{word}`; to run a command, put it after `--`"
-                ))
-            }
-        }
+        (Some(p), true) => Target::Pid(p),
+        (None, false) => Target::Command(r.command),
+        (None, true) if dashes => return err("--: expected a command to run after `--`"),
+        (None, true) => Target::Scheduler,
+    };
+    let mut c = Config {
+        save_dir: PathBuf::from(r.save_dir),
+        prefix: r.prefix,
+        launcher: r.launcher,
+        report: r.report,
+        exports: unique(r.exports),
+        system: r.system,
+        partition: r.partition,
+        env: r.env,
+        name: r.name,
+        verbose: r.verbose,
+        target,
+        host_name: r.host_name,
+        perf_groups: r.perf_groups.unwrap_or(crate::GroupSelection::Matching),
+        ..Config::default()
+    };
+    if let Some(i) = r.interval {
+        c.interval = i.duration;
+        c.notes.extend(i.note);
+    }
+    if let Some(i) = r.checkpoint {
+        c.checkpoint = i.duration;
+        c.notes.extend(i.note);
     }
     Ok(Invocation::Run(Box::new(c)))
 }
-
-fn parse_merge(rest: &[OsString]) -> Result<Invocation, UsageError> {
-    let dir = match rest.first() {
-        Some(h) if h == "-h" || h == "--help" => return Ok(Invocation::Help),
-        Some(d) if !d.to_string_lossy().starts_with('-') => PathBuf::from(d),
-        _ => {
-            return err("merge: expected the results directory first, as in \
-                 `perfflow-monitor merge DIR [-r] [-e FMT...]`")
-        }
-    };
-    let (mut exports, mut report) = (Vec::new(), false);
-    let mut format_flag: Option<String> = None;
-    for word in &rest[1..] {
-        let word = word.to_string_lossy();
-        match word.as_ref() {
-            "-r" | "--gen-report" | "--gen_report" => {
-                report = true;
-                format_flag = None;
-            }
-            "-e" | "--export" => format_flag = Some(word.to_string()),
-            _ => match &format_flag {
-                Some(flag) if !word.starts_with('-') => {
-                    for v in word.split(',').filter(|v| !v.trim().is_empty()) {
-                        let f = parse_export(flag, v)?;
-                        if !exports.contains(&f) {
-                            exports.push(f);
-                        }
-                    }
-                }
-                _ => {
-                    return err(format!(
-                        "merge: unexpected `{word}`; expected `perfflow-monitor merge DIR [-r] [-e FMT...]`"
-                    ))
-                }
-            },
-        }
-    }
-    Ok(Invocation::Merge {
-        dir,
-        exports,
-        report,
-    })
-}
-
-/// The text of `--help`.
-pub const HELP: &str = "\
-perfflow-monitor: samples the processes of a job and the node they run on,
-and writes perfmon-compatible metric files and a Perfetto counter trace.
-
-Run one monitor per node beside the job. It finds the job from the batch
-scheduler (SLURM, PBS, OAR, Flux), or follows --pid, or starts the command
-after `--`. It stops when the job's processes are gone, when the file
-.ipc-<jobid> in the working directory contains FINISHED, or on SIGINT or
-SIGTERM, and then writes its results.
-
-USAGE:
-    perfflow-monitor [OPTIONS]
-    perfflow-monitor [OPTIONS] --pid PID
-    perfflow-monitor [OPTIONS] -- COMMAND [ARGS...]
-    perfflow-monitor merge DIR [-r] [-e FMT...]
-
-OPTIONS:
-    -d, --save-dir DIR        base directory of the results (default: .)
-    -p, --prefix NAME         results go to DIR/NAME
-    -l, --launcher NAME       launcher of the job's tasks (metadata)
-    -i, --sampling-freq TIME  time between samples (default 30s): a number
-                              with a unit (500ms, 2s, 1m, 1h); a number
-                              alone is seconds, and a note says so
-    -c, --check-point TIME    time between writes of the node's data to
-                              disk (default 900)
-    -r, --gen-report          make plots and a report after the run
-    -e, --export FMT...       export to csv, json, parquet, feather, orc and/or pickle
-        --system NAME         metadata: system name
-        --partition NAME      metadata: partition
-        --env NAME            metadata: environment
-        --name NAME           metadata: test name
-        --pid PID             follow the process tree of PID
-        --host-name NAME      name of this node in the results (default:
-                              $PERFFLOW_MONITOR_HOST, else the host name)
-    -v, --verbose             log to stdout as well as to the log file
-    -h, --help                this help
-    -V, --version             the version
-
-MERGE:
-    perfflow-monitor merge DIR [-r] [-e FMT...]
-                                 combines the node files under DIR/metrics
-                                 into the per-job files again (for the job
-                                 of the node that started last), then makes
-                                 the exports and report asked for
-
-OUTPUT (under DIR[/NAME]):
-    metrics/cpu_metrics.json, perf_metrics.json, nv_gpu_metrics.json,
-    meta_data.json            per-job metrics of every node
-    metrics/.nodes/           each node's own data, written at checkpoints
-    perfflow.monitor.<host>.<pid>.pfw   counter tracks for Perfetto
-    perfflow-monitor.<host>.log         the monitor's log
-    <group>.csv, <group>.records.json, <group>.parquet   with -e
-    plots/*.png, job-report-<jobid>.html                 with -r
-
-EXAMPLES:
-    # SLURM: one monitor per node, then the job
-    srun -n $SLURM_JOB_NUM_NODES --ntasks-per-node 1 perfflow-monitor -i 5s -d $HOME/runs -p $SLURM_JOB_ID &
-    srun ./app
-    echo FINISHED > .ipc-$SLURM_JOB_ID
-    wait
-
-    # PBS: share the node file with every node
-    cp $PBS_NODEFILE $PWD/nodefile
-    mpirun --map-by node -np 2 -x PBS_NODEFILE_LOCAL=$PWD/nodefile perfflow-monitor -i 5s &
-    mpirun ./app
-    echo FINISHED > .ipc-$PBS_JOBID
-    wait
-
-    # Flux
-    flux run -N 2 --tasks-per-node 1 perfflow-monitor -i 5s &
-    flux run -N 2 ./app
-    wait
-
-    # Any machine: run a command and follow it
-    perfflow-monitor -i 500ms -e parquet -- ./app input.dat
-";
 
 #[cfg(test)]
 mod tests {

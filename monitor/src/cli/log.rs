@@ -1,5 +1,5 @@
-//! The monitor's log: a file in the results directory, and stdout with
-//! `-v`. The job's own output stays clean otherwise.
+//! The monitor's log: a file in the results directory, and stderr with
+//! `-v`. Nothing goes to stdout: it is the job's.
 
 use std::fs::File;
 use std::io::Write;
@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a Unix time in seconds.
 pub fn utc_text(unix_s: f64) -> String {
-    let t = crate::report::html::Utc::of(unix_s);
+    let t = perfflow_report::html::Utc::of(unix_s);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year, t.month, t.day, t.hour, t.minute, t.second, t.milli
@@ -34,7 +34,7 @@ pub struct Log {
 
 impl Log {
     /// A log to `path` (stderr says once if it cannot be created), and to
-    /// stdout when `verbose`.
+    /// stderr when `verbose`.
     pub fn open(path: &Path, verbose: bool) -> Log {
         let file = match File::create(path) {
             Ok(f) => Some(f),
@@ -53,8 +53,8 @@ impl Log {
         }
     }
 
-    /// A log that only writes to stdout when `verbose`.
-    pub fn stdout_only(verbose: bool) -> Log {
+    /// A log that only writes to stderr when `verbose`.
+    pub fn stderr_only(verbose: bool) -> Log {
         Log {
             file: Mutex::new(None),
             path: None,
@@ -73,7 +73,7 @@ impl Log {
             let _ = f.write_all(line.as_bytes());
         }
         if self.verbose {
-            let _ = std::io::stdout().write_all(line.as_bytes());
+            let _ = std::io::stderr().write_all(line.as_bytes());
         }
     }
 
@@ -88,7 +88,7 @@ impl Log {
         eprintln!("perfflow-monitor: {msg}");
     }
 
-    /// A detail, written to the log file (and stdout with `-v`).
+    /// A detail, written to the log file (and stderr with `-v`).
     pub fn debug(&self, msg: &str) {
         self.line("DEBUG", msg);
     }

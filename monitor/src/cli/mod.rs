@@ -9,6 +9,7 @@
 //! report). [`signals`] and [`log`] serve the run.
 
 pub mod args;
+pub mod dumps;
 pub mod job;
 pub mod log;
 pub mod post;
@@ -41,13 +42,31 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             eprintln!("Try `perfflow-monitor --help`.");
             run::EXIT_USAGE
         }
-        Ok(Invocation::Help) => {
-            print!("{}", args::HELP);
+        Ok(Invocation::Help(text)) | Ok(Invocation::Version(text)) => {
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
             0
         }
-        Ok(Invocation::Version) => {
-            println!("perfflow-monitor {}", env!("CARGO_PKG_VERSION"));
+        Ok(Invocation::Completions(shell)) => {
+            let mut cmd = args::command();
+            clap_complete::generate(shell, &mut cmd, "perfflow-monitor", &mut std::io::stdout());
             0
+        }
+        Ok(Invocation::Man(dir)) => {
+            let written = std::fs::create_dir_all(&dir)
+                .and_then(|()| clap_mangen::generate_to(args::command(), &dir));
+            match written {
+                Ok(()) => {
+                    println!("{}: manual pages written", dir.display());
+                    0
+                }
+                Err(e) => {
+                    eprintln!("perfflow-monitor man: {}: {e}", dir.display());
+                    run::EXIT_FAILURE
+                }
+            }
         }
         Ok(Invocation::Merge {
             dir,

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 pub fn file_name(host: &str, pid: u32) -> String {
     format!(
         "perfflow.monitor.{}.{pid}.pfw",
-        crate::report::plots::file_safe(host)
+        perfflow_report::job::file_safe(host)
     )
 }
 

@@ -2,16 +2,15 @@
 //! `metrics/` files after a run.
 //!
 //! The data flows one way: [`input`] parses `metrics/*.json` into typed
-//! groups and metadata; [`crate::export`] writes them as tables; [`plots`]
-//! chooses and draws the charts ([`chart`] lays one out on a [`canvas`] with
-//! the built-in [`font`], [`png`] encodes it); [`html`] puts the metadata, a
-//! summary table and the plots into one self-contained page.
+//! groups and metadata; [`crate::export`] writes them as tables; the
+//! report (charts, pages, perfmon's PDF) is drawn by the `perfflow-report`
+//! crate from borrowed views of the groups ([`job_report`]).
 //!
 //! - [`export`] (from [`crate::export`]) writes `<group>.csv`,
 //!   `<group>.parquet`, ... beside `metrics/`, one of each per group file
 //!   present (`cpu_metrics`, `perf_metrics`, `nv_gpu_metrics`).
-//! - [`generate_report`] writes `plots/*.png` and
-//!   `job-report-<job id>.html`.
+//! - [`generate_report`] writes `job-report-<job id>.html`, perfmon's
+//!   `job-report-<job id>.pdf` and its `plots/*.png`.
 //!
 //! Rules, each stated in full where it is applied:
 //!
@@ -21,65 +20,29 @@
 //!   out.
 //! - Series of another length than `time_stamps` ([`input`]): padded with
 //!   missing values when shorter, truncated when longer.
-//! - Plots ([`plots`]): a series is plotted when some host has a non-zero
-//!   value in it; one combined plot always, one per host for 2 to 8 hosts.
+//! - Plots: a series is drawn when some host has a non-zero value in it,
+//!   one line per host, in a panel of its kind (CPU, memory, I/O, network,
+//!   energy, perf, GPU).
 //! - Malformed input is a [`ReportError`] naming the file and what was
 //!   expected where; nothing here panics on input.
 //!
-//! Nothing here needs Python, a browser or fonts at run time.
+//! Nothing here needs Python or a browser; the PDF and PNG files need a
+//! system font (DejaVu Sans).
 
-pub mod canvas;
-pub mod chart;
 pub mod error;
-pub mod font;
-pub mod html;
 pub mod input;
-pub mod plots;
-pub mod png;
+pub mod job_report;
 
-use std::fs::{self, File};
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub use crate::export::{export, ExportFormat, UnknownFormat};
 pub use error::ReportError;
 
-/// Draws the plots into `out_dir/plots/` and writes
-/// `out_dir/job-report-<job id>.html`; returns the page's path. Characters
-/// of the job id other than ASCII letters, digits, `.`, `_` and `-` become
-/// `_` in the file name.
+/// Writes `out_dir/job-report-<job id>.html`, and perfmon's
+/// `job-report-<job id>.pdf` with its `plots/*.png` when the CPU metrics
+/// hold one of perfmon's plots; returns the page's path.
 pub fn generate_report(out_dir: &Path) -> Result<PathBuf, ReportError> {
     let meta = input::read_metadata(out_dir)?;
     let groups = input::read_groups(out_dir)?;
-    let plot_dir = out_dir.join("plots");
-    fs::create_dir_all(&plot_dir)
-        .map_err(|e| ReportError::io(&plot_dir, "cannot create directory", e))?;
-    let start = meta.number("start_time");
-    let mut drawn = Vec::new();
-    for group in &groups {
-        for plot in plots::plan(group) {
-            let png = plots::draw(group, &plot, start);
-            let path = plot_dir.join(&plot.file_name);
-            fs::write(&path, &png).map_err(|e| ReportError::io(&path, "cannot write", e))?;
-            drawn.push((plot, png));
-        }
-    }
-    let path = out_dir.join(format!(
-        "job-report-{}.html",
-        plots::file_safe(&meta.job_id)
-    ));
-    write_file(&path, |out| html::write_report(&meta, &groups, &drawn, out))?;
-    Ok(path)
-}
-
-/// Creates `path` and fills it through a buffered writer.
-fn write_file(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), ReportError> {
-    let file = File::create(path).map_err(|e| ReportError::io(path, "cannot create", e))?;
-    let mut out = BufWriter::new(file);
-    fill(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(|e| ReportError::io(path, "cannot write", e))
+    job_report::write(out_dir, &meta, &groups).map(|w| w.html)
 }

@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub run: Option<String>,
     /// A label of the run (repeatable; a KEY given again replaces its
-    /// value)
+    /// value); it wins over a label of the same KEY that the traces carry
+    /// (the runtime's `labels` option)
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
     pub labels: Vec<(String, String)>,
 }

@@ -12,7 +12,7 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 /// Writes the traces of many processes and hosts, and the monitor's
 /// counter traces, as one trace Perfetto opens.
 ///
-/// A DIR stands for the perfflow.*.pfw files in it. Every process gets a
+/// A DIR stands for the perfflow.*.pfw and perfflow.*.pftrace files in it. Every process gets a
 /// pid of its own (two hosts may reuse a pid) and is named
 /// `host · exe [pid]`, with ` rank N` when an MPI rank is known; a host's
 /// monitor counters sort first among its processes. Flows keep their ids

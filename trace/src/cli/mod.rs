@@ -12,12 +12,18 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
+mod compare;
+mod convert;
+mod critical_path;
 mod db;
 mod export;
 mod generate;
 mod merge;
+mod profile;
+mod report;
 mod sql;
 mod summary;
+mod treatments;
 
 /// Exit status: everything was valid.
 pub const EXIT_OK: u8 = 0;
@@ -32,14 +38,17 @@ const LONG_ABOUT: &str = "\
 Check, summarise, merge and query perfflow trace files.
 
 A program built with perfflow writes one Chrome trace file per process,
-perfflow.array.<host>.<pid>.pfw, which Perfetto opens. This tool checks
+perfflow.array.<host>.<pid>.pfw, which Perfetto opens (with
+log-format=perfetto, Perfetto's protobuf trace, .pftrace, which every
+command reads as well; convert writes one as the other). This tool checks
 such files, summarises where the time went, merges the processes and hosts
 of a workflow into one timeline, imports runs into an SQLite database, and
 exports its tables as Parquet.
 
 Every command reads each FILE as a stream: memory does not grow with its
 size (check keeps what is open; summary also keeps one entry per name;
-merge keeps the thread numbers and the ends of flows).";
+merge keeps the thread numbers and the ends of flows), except critical-path
+and profile, which hold every span of the workflow.";
 
 const AFTER_HELP: &str = "\
 Exit status:
@@ -47,6 +56,7 @@ Exit status:
   1  a FILE cannot be read, is invalid, or misses an expectation; a
      database or output file cannot be written
   2  the command line is wrong
+  3  compare --fail-if-slower: a significant slowdown beyond the limit
 
 Examples:
   perfflow-trace check perfflow.array.node1.4242.pfw
@@ -56,6 +66,11 @@ Examples:
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
   perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace critical-path run/ -o workflow.pfw
+  perfflow-trace profile run/ --hatchet profile.json
+  perfflow-trace convert perfflow.perfetto.node1.4242.pftrace trace.pfw
+  perfflow-trace compare --a base/* --b new/* --fail-if-slower 5
+  perfflow-trace treatments runs.sqlite --score wall
   perfflow-trace export --parquet tables/ runs.sqlite";
 
 #[derive(Debug, Parser)]
@@ -81,6 +96,12 @@ enum Command {
     Db(db::Args),
     Sql(sql::Args),
     Export(export::Args),
+    CriticalPath(critical_path::Args),
+    Profile(profile::Args),
+    Report(report::Args),
+    Convert(convert::Args),
+    Compare(compare::Args),
+    Treatments(treatments::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -115,6 +136,12 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
         Command::Export(args) => export::run(args, out, err),
+        Command::CriticalPath(args) => critical_path::run(args, out, err),
+        Command::Profile(args) => profile::run(args, out, err),
+        Command::Report(args) => report::run(args, out, err),
+        Command::Convert(args) => convert::run(args, out, err),
+        Command::Compare(args) => compare::run(args, out, err),
+        Command::Treatments(args) => treatments::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }

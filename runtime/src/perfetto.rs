@@ -1,0 +1,888 @@
+//! The Perfetto writer (`log-format=perfetto`): Perfetto's native protobuf
+//! trace (`.pftrace`), a `Trace` message written as a stream of
+//! `TracePacket`s.
+//!
+//! Layout of the stream:
+//!
+//! - Sequence 1 (the process): a clock snapshot, the process's track
+//!   descriptor, the metadata records as `chrome_events.metadata` entries
+//!   whose `json_value` is the object the JSON writer puts in `args`
+//!   (`perfflow_process`, `perfflow_sampler`, …, and last
+//!   `perfflow_runtime`), counter track descriptors and counter samples.
+//! - One sequence per thread, opened by its first event: a packet that
+//!   clears the incremental state and carries a clock snapshot and the
+//!   sequence's defaults (timestamps on the incremental clock 64, events on
+//!   the thread's track), then the thread's track descriptor, then its
+//!   events. A thread's descriptor is written again with its name when its
+//!   records are complete.
+//!
+//! Timestamps are nanoseconds since the Unix epoch, the time base of the
+//! JSON writer. Every sequence declares the sequence-scoped incremental
+//! clock 64 as equal to `BUILTIN_CLOCK_REALTIME` at the process's clock
+//! pairing, so an event's `timestamp` is its distance from the previous one
+//! on its sequence (one or two bytes); an event stamped before the previous
+//! one (a compact slice's begin, a counter sample at a slice's begin)
+//! carries an absolute `timestamp` with `timestamp_clock_id` REALTIME.
+//!
+//! Names, categories (the source file, or the async scope) and source
+//! locations are interned per sequence: a site's first event on a sequence
+//! carries `interned_data` for it; later ones carry the ids. Sync slices are
+//! `TYPE_SLICE_BEGIN`/`TYPE_SLICE_END` on the thread's track; async slices
+//! (`around_async`) go on a track of their own per async id, whose
+//! descriptor (child of the process track, named after the site) precedes
+//! each of its events. Flows are instants (category `flow`, named after
+//! the flow scope) on the thread's track carrying `flow_ids` where data
+//! leaves and `terminating_flow_ids` where it arrives. A counter sample is
+//! one `TYPE_COUNTER` event for all its values (`extra_double_counter_*`),
+//! each value on a track named after its key, grouped under a track named
+//! after the counter.
+//!
+//! Every packet is formatted whole in memory and blocks of whole packets
+//! go to the destination, so a file cut short by a kill holds a sequence of
+//! complete packets, perhaps followed by one partial packet that readers
+//! drop. An event is one packet whose first field is `track_event` (a
+//! compact slice writes its begin as a second packet that starts
+//! differently), which lets a failed write count what reached the file.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::io::Write;
+
+use crate::block_output::BlockOutput;
+use crate::clock::Epoch;
+use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::error::Error;
+use crate::protobuf::Encoder;
+use crate::site::Site;
+use crate::writer::{category, AddrHasher, Sink, FLUSH_BYTES};
+
+// Field numbers (perfetto/trace/trace.proto, trace_packet.proto and the
+// messages below).
+const TRACE_PACKET: u32 = 1;
+const PKT_TIMESTAMP: u32 = 8;
+const PKT_SEQUENCE_ID: u32 = 10;
+const PKT_TRACK_EVENT: u32 = 11;
+const PKT_INTERNED_DATA: u32 = 12;
+const PKT_SEQUENCE_FLAGS: u32 = 13;
+const PKT_CHROME_EVENTS: u32 = 5;
+const PKT_CLOCK_SNAPSHOT: u32 = 6;
+const PKT_TIMESTAMP_CLOCK_ID: u32 = 58;
+const PKT_DEFAULTS: u32 = 59;
+const PKT_TRACK_DESCRIPTOR: u32 = 60;
+const PKT_FIRST_ON_SEQUENCE: u32 = 87;
+
+const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
+
+const TE_CATEGORY_IIDS: u32 = 3;
+const TE_TYPE: u32 = 9;
+const TE_NAME_IID: u32 = 10;
+const TE_TRACK_UUID: u32 = 11;
+const TE_SOURCE_LOCATION_IID: u32 = 34;
+const TE_DOUBLE_COUNTER_VALUE: u32 = 44;
+const TE_EXTRA_DOUBLE_COUNTER_TRACKS: u32 = 45;
+const TE_EXTRA_DOUBLE_COUNTER_VALUES: u32 = 46;
+const TE_FLOW_IDS: u32 = 47;
+const TE_TERMINATING_FLOW_IDS: u32 = 48;
+
+const TYPE_SLICE_BEGIN: u64 = 1;
+const TYPE_SLICE_END: u64 = 2;
+const TYPE_INSTANT: u64 = 3;
+const TYPE_COUNTER: u64 = 4;
+
+const TD_UUID: u32 = 1;
+const TD_NAME: u32 = 2;
+const TD_PROCESS: u32 = 3;
+const TD_THREAD: u32 = 4;
+const TD_PARENT_UUID: u32 = 5;
+const TD_COUNTER: u32 = 8;
+const PD_PID: u32 = 1;
+const PD_PROCESS_NAME: u32 = 6;
+const THD_PID: u32 = 1;
+const THD_TID: u32 = 2;
+const THD_THREAD_NAME: u32 = 5;
+
+const ID_CATEGORIES: u32 = 1;
+const ID_EVENT_NAMES: u32 = 2;
+const ID_SOURCE_LOCATIONS: u32 = 4;
+const IID: u32 = 1;
+const IID_NAME: u32 = 2;
+const SL_FILE_NAME: u32 = 2;
+const SL_FUNCTION_NAME: u32 = 3;
+const SL_LINE_NUMBER: u32 = 4;
+
+const CS_CLOCKS: u32 = 1;
+const CS_PRIMARY_TRACE_CLOCK: u32 = 2;
+const CLOCK_ID: u32 = 1;
+const CLOCK_TIMESTAMP: u32 = 2;
+const CLOCK_IS_INCREMENTAL: u32 = 3;
+
+const DEFAULTS_TIMESTAMP_CLOCK_ID: u32 = 58;
+const DEFAULTS_TRACK_EVENT: u32 = 11;
+const TED_TRACK_UUID: u32 = 11;
+
+const BUNDLE_METADATA: u32 = 2;
+const META_NAME: u32 = 1;
+const META_JSON_VALUE: u32 = 5;
+
+/// `BUILTIN_CLOCK_REALTIME`.
+pub const CLOCK_REALTIME: u64 = 1;
+/// The sequence-scoped incremental clock every sequence declares.
+pub const CLOCK_INCREMENTAL: u64 = 64;
+
+/// Sequence id of the process's own packets.
+const PROCESS_SEQUENCE: u64 = 1;
+
+/// First byte of an event packet's body: the tag of `track_event`.
+const EVENT_TAG: u8 = ((PKT_TRACK_EVENT as u8) << 3) | 2;
+
+fn mix(mut x: u64) -> u64 {
+    // splitmix64's finaliser.
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A track uuid for the `n`-th track of kind `kind` in process `pid`:
+/// distinct across the processes of one host, so traces merge.
+fn track_uuid(pid: u32, kind: u64, n: u64) -> u64 {
+    mix(mix((u64::from(pid) << 8) | kind) ^ n) >> 1
+}
+
+const KIND_PROCESS: u64 = 0;
+const KIND_THREAD: u64 = 1;
+const KIND_ASYNC: u64 = 2;
+const KIND_COUNTER: u64 = 3;
+const KIND_COUNTER_GROUP: u64 = 4;
+
+/// Interned ids of one site: name, category, source location (0: none).
+#[derive(Clone, Copy)]
+struct SiteIds {
+    name: u64,
+    category: u64,
+    location: u64,
+}
+
+/// One packet sequence: its id and incremental state.
+struct Sequence {
+    id: u64,
+    /// Value of the incremental clock: the last timestamp written on it.
+    last_ts: u64,
+    /// Interned ids already defined on this sequence (a bit per id).
+    defined: Vec<u64>,
+}
+
+impl Sequence {
+    fn is_defined(&self, iid: u64) -> bool {
+        let (word, bit) = ((iid / 64) as usize, iid % 64);
+        self.defined.get(word).is_some_and(|w| w & (1 << bit) != 0)
+    }
+
+    fn define(&mut self, iid: u64) {
+        let (word, bit) = ((iid / 64) as usize, iid % 64);
+        if self.defined.len() <= word {
+            self.defined.resize(word + 1, 0);
+        }
+        self.defined[word] |= 1 << bit;
+    }
+}
+
+type AddrMap<V> = HashMap<usize, V, BuildHasherDefault<AddrHasher>>;
+
+/// A source location: file, function, line.
+type LocationKey = (Box<[u8]>, Box<[u8]>, u32);
+
+/// A counter track: the counter's name and the value's key.
+type CounterKey = (Box<[u8]>, Box<[u8]>);
+
+/// What names a track event: the site's interned ids, and where their
+/// strings come from when a sequence has not seen them yet.
+type Named<'a> = (SiteIds, NameSource<'a>);
+
+/// The strings behind interned ids, read only when they are interned.
+#[derive(Clone, Copy)]
+enum NameSource<'a> {
+    /// A site: its name, category and source location.
+    Site(&'a Site),
+    /// A name and a category (flows).
+    Text(&'a [u8], &'a [u8]),
+}
+
+/// Writes byte `$b` at `$n` of `$buf` and moves `$n` on. Only for the
+/// stack packet of [`PerfettoWriter::small_event`], whose 64 bytes at most
+/// always fit its 96-byte buffer.
+macro_rules! put {
+    ($buf:ident, $n:ident, $b:expr) => {{
+        // SAFETY: `$n` stays below 64 (see `small_event`), within `$buf`.
+        unsafe { *$buf.get_unchecked_mut($n) = $b };
+        $n += 1;
+    }};
+}
+
+/// [`put!`] for a varint.
+macro_rules! put_varint {
+    ($buf:ident, $n:ident, $v:expr) => {{
+        let mut v: u64 = $v;
+        while v >= 0x80 {
+            put!($buf, $n, (v as u8) | 0x80);
+            v >>= 7;
+        }
+        put!($buf, $n, v as u8);
+    }};
+}
+
+/// Streams a Perfetto protobuf trace into `W`.
+pub struct PerfettoWriter<W: Write> {
+    o: BlockOutput<W>,
+    out: Vec<u8>,
+    pid: u32,
+    epoch: Epoch,
+    process_track: u64,
+    process: Sequence,
+    /// The live threads' sequences, and the index of the last one used:
+    /// records come a chunk of one thread at a time, so the lookup is
+    /// nearly always that one.
+    threads: Vec<(u32, Sequence)>,
+    current: usize,
+    next_sequence: u64,
+    sites: AddrMap<SiteIds>,
+    /// Interned strings (names and categories share the id space) and
+    /// source locations (keyed by file, function and line).
+    strings: HashMap<Box<[u8]>, u64>,
+    locations: HashMap<LocationKey, u64>,
+    next_iid: u64,
+    /// Counter tracks by (counter name, value key): uuid; and the group
+    /// track of each counter name.
+    counters: HashMap<CounterKey, u64>,
+    counter_groups: HashMap<Box<[u8]>, u64>,
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    /// Starts the trace of process `pid`, whose events are converted with
+    /// `epoch` (writes nothing to `dest` yet).
+    pub fn new(dest: W, pid: u32, epoch: Epoch) -> PerfettoWriter<W> {
+        let process_track = track_uuid(pid, KIND_PROCESS, 0);
+        let mut w = PerfettoWriter {
+            o: BlockOutput::new(dest),
+            out: Vec::with_capacity(FLUSH_BYTES + 4096),
+            pid,
+            epoch,
+            process_track,
+            process: Sequence {
+                id: PROCESS_SEQUENCE,
+                last_ts: epoch.real0_ns,
+                defined: Vec::new(),
+            },
+            threads: Vec::new(),
+            current: 0,
+            next_sequence: PROCESS_SEQUENCE + 1,
+            sites: HashMap::default(),
+            strings: HashMap::new(),
+            locations: HashMap::new(),
+            next_iid: 1,
+            counters: HashMap::new(),
+            counter_groups: HashMap::new(),
+        };
+        w.open_sequence(PROCESS_SEQUENCE, None);
+        w
+    }
+
+    /// The packet that starts sequence `id`: incremental state cleared, a
+    /// clock snapshot declaring clock 64, and the sequence's defaults.
+    fn open_sequence(&mut self, id: u64, track: Option<u64>) {
+        let real0 = self.epoch.real0_ns;
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        e.uint(PKT_SEQUENCE_ID, id);
+        e.uint(PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+        e.uint(PKT_FIRST_ON_SEQUENCE, 1);
+        let snapshot = e.begin(PKT_CLOCK_SNAPSHOT);
+        let clock = e.begin(CS_CLOCKS);
+        e.uint(CLOCK_ID, CLOCK_INCREMENTAL);
+        e.uint(CLOCK_TIMESTAMP, real0);
+        e.uint(CLOCK_IS_INCREMENTAL, 1);
+        e.end(clock);
+        let clock = e.begin(CS_CLOCKS);
+        e.uint(CLOCK_ID, CLOCK_REALTIME);
+        e.uint(CLOCK_TIMESTAMP, real0);
+        e.end(clock);
+        e.uint(CS_PRIMARY_TRACE_CLOCK, CLOCK_REALTIME);
+        e.end(snapshot);
+        let defaults = e.begin(PKT_DEFAULTS);
+        e.uint(DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_INCREMENTAL);
+        if let Some(track) = track {
+            let te = e.begin(DEFAULTS_TRACK_EVENT);
+            e.uint(TED_TRACK_UUID, track);
+            e.end(te);
+        }
+        e.end(defaults);
+        e.end(packet);
+    }
+
+    /// A track descriptor packet on the process sequence.
+    fn track_descriptor(
+        &mut self,
+        uuid: u64,
+        parent: Option<u64>,
+        body: impl FnOnce(&mut Encoder),
+    ) {
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        e.uint(PKT_SEQUENCE_ID, PROCESS_SEQUENCE);
+        let td = e.begin(PKT_TRACK_DESCRIPTOR);
+        e.uint(TD_UUID, uuid);
+        if let Some(parent) = parent {
+            e.uint(TD_PARENT_UUID, parent);
+        }
+        body(&mut e);
+        e.end(td);
+        e.end(packet);
+    }
+
+    fn thread_descriptor(&mut self, tid: u32, uuid: u64, name: Option<&str>) {
+        let (pid, parent) = (self.pid, self.process_track);
+        self.track_descriptor(uuid, Some(parent), |e| {
+            let thread = e.begin(TD_THREAD);
+            e.uint(THD_PID, u64::from(pid));
+            e.uint(THD_TID, u64::from(tid));
+            if let Some(name) = name {
+                e.text(THD_THREAD_NAME, name.as_bytes());
+            }
+            e.end(thread);
+        });
+    }
+
+    /// The index in `threads` of thread `tid`'s sequence, opened (with
+    /// its track) on its first event.
+    #[inline]
+    fn sequence(&mut self, tid: u32) -> usize {
+        if self
+            .threads
+            .get(self.current)
+            .is_some_and(|(t, _)| *t == tid)
+        {
+            return self.current;
+        }
+        self.current = match self.threads.iter().position(|(t, _)| *t == tid) {
+            Some(i) => i,
+            None => self.open_thread(tid),
+        };
+        self.current
+    }
+
+    #[cold]
+    fn open_thread(&mut self, tid: u32) -> usize {
+        let id = self.next_sequence;
+        self.next_sequence += 1;
+        let track = track_uuid(self.pid, KIND_THREAD, u64::from(tid));
+        self.open_sequence(id, Some(track));
+        self.thread_descriptor(tid, track, None);
+        let seq = Sequence {
+            id,
+            last_ts: self.epoch.real0_ns,
+            defined: Vec::new(),
+        };
+        self.threads.push((tid, seq));
+        self.threads.len() - 1
+    }
+
+    fn string_iid(&mut self, text: &[u8]) -> u64 {
+        if let Some(&iid) = self.strings.get(text) {
+            return iid;
+        }
+        let iid = self.next_iid;
+        self.next_iid += 1;
+        self.strings.insert(text.into(), iid);
+        iid
+    }
+
+    fn site_ids(&mut self, site: &Site) -> SiteIds {
+        let key = site as *const Site as usize;
+        if let Some(ids) = self.sites.get(&key) {
+            return *ids;
+        }
+        if !crate::site::known_version(site.abi_version()) {
+            Sink::misuse(self, Misuse::UnknownSiteVersion, site);
+        }
+        let name = self.string_iid(site.name());
+        let category = self.string_iid(category(site));
+        let location = if site.line() == 0 || site.pointcut().is_async() {
+            0
+        } else {
+            let key = (site.file().into(), site.name().into(), site.line());
+            match self.locations.get(&key) {
+                Some(&iid) => iid,
+                None => {
+                    let iid = self.next_iid;
+                    self.next_iid += 1;
+                    self.locations.insert(key, iid);
+                    iid
+                }
+            }
+        };
+        let ids = SiteIds {
+            name,
+            category,
+            location,
+        };
+        self.sites.insert(key, ids);
+        ids
+    }
+
+    /// The destination and the counts of events written and lost.
+    pub fn output(&self) -> &BlockOutput<W> {
+        &self.o
+    }
+
+    /// The destination, for tests that write into a `Vec<u8>`.
+    pub fn into_inner(self) -> W {
+        self.o.into_inner()
+    }
+
+    fn is_open(&self) -> bool {
+        self.o.is_open()
+    }
+
+    /// A metadata record `name` whose value is `args_json`, an object
+    /// already written as JSON: a `chrome_events.metadata` entry.
+    pub fn metadata_args(&mut self, name: &[u8], _tid: u32, args_json: &str) {
+        if !self.is_open() {
+            return;
+        }
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        e.uint(PKT_SEQUENCE_ID, PROCESS_SEQUENCE);
+        let bundle = e.begin(PKT_CHROME_EVENTS);
+        let meta = e.begin(BUNDLE_METADATA);
+        e.text(META_NAME, name);
+        e.text(META_JSON_VALUE, args_json.as_bytes());
+        e.end(meta);
+        e.end(bundle);
+        e.end(packet);
+        self.maybe_flush();
+    }
+
+    /// The last record of the trace: what tracing cost, as the JSON writer
+    /// writes it, under the name `perfflow_runtime`.
+    pub fn runtime_cost(&mut self, pid_tid: u32, dropped: u64, buffer_bytes_peak: u64) {
+        let args = serde_json::json!({
+            "events_written": self.o.written,
+            "bytes_written": self.o.bytes_written() + self.out.len() as u64,
+            "events_dropped": dropped + self.o.lost,
+            "buffer_bytes_peak": buffer_bytes_peak,
+            "format_version": crate::event::FORMAT_VERSION,
+        });
+        self.metadata_args(b"perfflow_runtime", pid_tid, &args.to_string());
+    }
+
+    /// Writes the packets formatted so far (all whole), so an idle
+    /// program's file holds every event formatted.
+    pub fn write_pending(&mut self) {
+        if !self.out.is_empty() && self.is_open() {
+            if let Err(e) = self.o.write_block(&self.out, event_packets_within) {
+                self.o.fail(e);
+            }
+            self.out.clear();
+        }
+    }
+
+    /// Writes the buffer out once it holds a block's worth.
+    #[inline]
+    fn maybe_flush(&mut self) {
+        if self.out.len() >= FLUSH_BYTES {
+            self.write_pending();
+        }
+    }
+
+    /// Writes the timestamp of an event at `ts_ns` on `seq`: the distance
+    /// from the sequence's last one, or the absolute time when it is
+    /// earlier.
+    #[inline]
+    fn timestamp(e: &mut Encoder, seq: &mut Sequence, ts_ns: u64) {
+        if ts_ns >= seq.last_ts {
+            e.uint(PKT_TIMESTAMP, ts_ns - seq.last_ts);
+            seq.last_ts = ts_ns;
+        } else {
+            e.uint(PKT_TIMESTAMP, ts_ns);
+            e.uint(PKT_TIMESTAMP_CLOCK_ID, CLOCK_REALTIME);
+        }
+    }
+
+    /// The `interned_data` for whichever of `ids` `seq` has not seen yet.
+    fn intern(e: &mut Encoder, seq: &mut Sequence, ids: SiteIds, source: NameSource<'_>) {
+        let need_name = !seq.is_defined(ids.name);
+        let need_category = ids.category != 0 && !seq.is_defined(ids.category);
+        let need_location = ids.location != 0 && !seq.is_defined(ids.location);
+        if !(need_name || need_category || need_location) {
+            return;
+        }
+        let (name, category, site) = match source {
+            NameSource::Site(site) => (site.name(), category(site), Some(site)),
+            NameSource::Text(name, category) => (name, category, None),
+        };
+        let data = e.begin(PKT_INTERNED_DATA);
+        let mut string = |e: &mut Encoder, field: u32, iid: u64, text: &[u8]| {
+            let m = e.begin(field);
+            e.uint(IID, iid);
+            e.text(IID_NAME, text);
+            e.end(m);
+            seq.define(iid);
+        };
+        if need_category {
+            string(e, ID_CATEGORIES, ids.category, category);
+        }
+        if need_name {
+            string(e, ID_EVENT_NAMES, ids.name, name);
+        }
+        if let (true, Some(site)) = (need_location, site) {
+            let m = e.begin(ID_SOURCE_LOCATIONS);
+            e.uint(IID, ids.location);
+            e.text(SL_FILE_NAME, site.file());
+            e.text(SL_FUNCTION_NAME, site.name());
+            e.uint(SL_LINE_NUMBER, u64::from(site.line()));
+            e.end(m);
+            seq.define(ids.location);
+        }
+        e.end(data);
+    }
+
+    /// One track event on thread `tid`'s sequence. `track` overrides the
+    /// thread's track (async slices); `flows` adds flow ids (field, id);
+    /// `lead_with_timestamp` starts the packet with its timestamp, so it
+    /// does not count as an event (the begin of a compact slice).
+    #[allow(clippy::too_many_arguments)]
+    fn track_event(
+        &mut self,
+        tid: u32,
+        ts_ns: u64,
+        kind: u64,
+        named: Option<Named<'_>>,
+        track: Option<u64>,
+        flow: Option<(u32, u64)>,
+        lead_with_timestamp: bool,
+    ) {
+        let index = self.sequence(tid);
+        let seq = &mut self.threads[index].1;
+        if track.is_none() && flow.is_none() && !lead_with_timestamp && ts_ns >= seq.last_ts {
+            let interned = named.is_none_or(|(ids, _)| {
+                seq.is_defined(ids.name)
+                    && (ids.category == 0 || seq.is_defined(ids.category))
+                    && (ids.location == 0 || seq.is_defined(ids.location))
+            });
+            if interned {
+                Self::small_event(&mut self.out, seq, kind, named.map(|(ids, _)| ids), ts_ns);
+                return;
+            }
+        }
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        if lead_with_timestamp {
+            Self::timestamp(&mut e, seq, ts_ns);
+        }
+        let te = e.begin(PKT_TRACK_EVENT);
+        e.uint(TE_TYPE, kind);
+        if let Some((ids, _)) = named {
+            e.uint(TE_NAME_IID, ids.name);
+            if ids.category != 0 {
+                e.uint(TE_CATEGORY_IIDS, ids.category);
+            }
+            if ids.location != 0 && kind == TYPE_SLICE_BEGIN {
+                e.uint(TE_SOURCE_LOCATION_IID, ids.location);
+            }
+        }
+        if let Some(track) = track {
+            e.uint(TE_TRACK_UUID, track);
+        }
+        if let Some((field, id)) = flow {
+            e.fixed64(field, id);
+        }
+        e.end(te);
+        if !lead_with_timestamp {
+            Self::timestamp(&mut e, seq, ts_ns);
+        }
+        if let Some((ids, source)) = named {
+            Self::intern(&mut e, seq, ids, source);
+        }
+        e.uint(PKT_SEQUENCE_ID, seq.id);
+        e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        e.end(packet);
+    }
+
+    /// [`PerfettoWriter::track_event`] for the common case, byte for byte
+    /// the same packet: an event on its thread's track whose ids the
+    /// sequence has seen, stamped no earlier than the previous one.
+    #[inline]
+    fn small_event(
+        out: &mut Vec<u8>,
+        seq: &mut Sequence,
+        kind: u64,
+        ids: Option<SiteIds>,
+        ts_ns: u64,
+    ) {
+        const TAG_TYPE: u8 = (TE_TYPE as u8) << 3;
+        const TAG_NAME: u8 = (TE_NAME_IID as u8) << 3;
+        const TAG_CATEGORY: u8 = (TE_CATEGORY_IIDS as u8) << 3;
+        const TAG_LOCATION: u64 = (TE_SOURCE_LOCATION_IID as u64) << 3;
+        const TAG_TIMESTAMP: u8 = (PKT_TIMESTAMP as u8) << 3;
+        const TAG_SEQUENCE: u8 = (PKT_SEQUENCE_ID as u8) << 3;
+        const TAG_FLAGS: u8 = (PKT_SEQUENCE_FLAGS as u8) << 3;
+        // Packet tag, its length, track_event's tag, its length: both
+        // lengths are below 128 (one byte) and filled in at the end. At
+        // most 4 + 2 + 11 + 11 + 12 + 11 + 11 + 2 = 64 bytes, with ids
+        // and sequence ids below 2^64.
+        let mut buf = [0u8; 96];
+        let mut n = 4usize;
+        put!(buf, n, TAG_TYPE);
+        put_varint!(buf, n, kind);
+        if let Some(ids) = ids {
+            put!(buf, n, TAG_NAME);
+            put_varint!(buf, n, ids.name);
+            if ids.category != 0 {
+                put!(buf, n, TAG_CATEGORY);
+                put_varint!(buf, n, ids.category);
+            }
+            if ids.location != 0 && kind == TYPE_SLICE_BEGIN {
+                put_varint!(buf, n, TAG_LOCATION);
+                put_varint!(buf, n, ids.location);
+            }
+        }
+        let te_len = n - 4;
+        put!(buf, n, TAG_TIMESTAMP);
+        put_varint!(buf, n, ts_ns - seq.last_ts);
+        seq.last_ts = ts_ns;
+        put!(buf, n, TAG_SEQUENCE);
+        put_varint!(buf, n, seq.id);
+        put!(buf, n, TAG_FLAGS);
+        put_varint!(buf, n, SEQ_NEEDS_INCREMENTAL_STATE);
+        buf[0] = ((TRACE_PACKET as u8) << 3) | 2;
+        buf[1] = (n - 2) as u8;
+        buf[2] = EVENT_TAG;
+        buf[3] = te_len as u8;
+        out.extend_from_slice(&buf[..n]);
+    }
+
+    /// The track of async id `id`, described (again) before each of its
+    /// events so that no table of async ids grows with the trace.
+    fn async_track(&mut self, site: &Site, id: u64) -> u64 {
+        let uuid = track_uuid(self.pid, KIND_ASYNC, id);
+        let parent = self.process_track;
+        self.track_descriptor(uuid, Some(parent), |e| e.text(TD_NAME, site.name()));
+        uuid
+    }
+
+    /// The uuid of the counter track for value `key` of counter `name`,
+    /// described on first use.
+    fn counter_track(&mut self, name: &[u8], key: &str) -> u64 {
+        let k = (Box::<[u8]>::from(name), Box::<[u8]>::from(key.as_bytes()));
+        if let Some(&uuid) = self.counters.get(&k) {
+            return uuid;
+        }
+        let group = match self.counter_groups.get(name) {
+            Some(&uuid) => uuid,
+            None => {
+                let uuid = track_uuid(
+                    self.pid,
+                    KIND_COUNTER_GROUP,
+                    self.counter_groups.len() as u64,
+                );
+                let parent = self.process_track;
+                self.track_descriptor(uuid, Some(parent), |e| e.text(TD_NAME, name));
+                self.counter_groups.insert(name.into(), uuid);
+                uuid
+            }
+        };
+        let uuid = track_uuid(self.pid, KIND_COUNTER, self.counters.len() as u64);
+        self.track_descriptor(uuid, Some(group), |e| {
+            e.text(TD_NAME, key.as_bytes());
+            let counter = e.begin(TD_COUNTER);
+            e.end(counter);
+        });
+        self.counters.insert(k, uuid);
+        uuid
+    }
+
+    /// One counter sample: a `TYPE_COUNTER` event on the track of the
+    /// first value, the others as extra counter values.
+    pub fn counter(&mut self, name: &[u8], _tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let Some(((first_key, first), rest)) = values.split_first() else {
+            return;
+        };
+        let first_track = self.counter_track(name, first_key);
+        let extra: Vec<(u64, f64)> = rest
+            .iter()
+            .map(|(key, v)| (self.counter_track(name, key), *v))
+            .collect();
+        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        let te = e.begin(PKT_TRACK_EVENT);
+        e.uint(TE_TYPE, TYPE_COUNTER);
+        e.uint(TE_TRACK_UUID, first_track);
+        e.double(TE_DOUBLE_COUNTER_VALUE, finite(*first));
+        for (track, _) in &extra {
+            e.uint(TE_EXTRA_DOUBLE_COUNTER_TRACKS, *track);
+        }
+        for (_, v) in &extra {
+            e.double(TE_EXTRA_DOUBLE_COUNTER_VALUES, finite(*v));
+        }
+        e.end(te);
+        Self::timestamp(&mut e, &mut self.process, ts_ns);
+        e.uint(PKT_SEQUENCE_ID, PROCESS_SEQUENCE);
+        e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        e.end(packet);
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    fn flow_event(&mut self, ev: &TraceEvent<'_>, id: u64) {
+        let name = ev.site.scope().unwrap_or(b"flow");
+        let ids = SiteIds {
+            name: self.string_iid(name),
+            category: self.string_iid(b"flow"),
+            location: 0,
+        };
+        let field = match ev.phase {
+            Phase::FlowEnd(_) => TE_TERMINATING_FLOW_IDS,
+            _ => TE_FLOW_IDS,
+        };
+        self.track_event(
+            ev.tid,
+            ev.ts_ns,
+            TYPE_INSTANT,
+            Some((ids, NameSource::Text(name, b"flow"))),
+            None,
+            Some((field, id)),
+            false,
+        );
+    }
+}
+
+/// Event packets (those whose body starts with `track_event`) that lie
+/// whole within the first `done` bytes of `block`, a run of whole packets.
+fn event_packets_within(block: &[u8], done: usize) -> u64 {
+    let mut reached = 0;
+    let mut at = 0;
+    while at < block.len() {
+        // Tag of Trace.packet, then the length varint.
+        let mut len = 0u64;
+        let mut shift = 0;
+        let mut i = at + 1;
+        while i < block.len() {
+            let b = block[i];
+            len |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            i += 1;
+            if b < 0x80 {
+                break;
+            }
+        }
+        let end = i + len as usize;
+        if end > done {
+            break;
+        }
+        if block.get(i) == Some(&EVENT_TAG) {
+            reached += 1;
+        }
+        at = end;
+    }
+    reached
+}
+
+impl<W: Write> Sink for PerfettoWriter<W> {
+    fn process_name(&mut self, pid: u32, name: &str) {
+        if !self.is_open() {
+            return;
+        }
+        let uuid = self.process_track;
+        self.track_descriptor(uuid, None, |e| {
+            let process = e.begin(TD_PROCESS);
+            e.uint(PD_PID, u64::from(pid));
+            e.text(PD_PROCESS_NAME, name.as_bytes());
+            e.end(process);
+        });
+        self.maybe_flush();
+    }
+
+    fn thread_name(&mut self, tid: u32, name: &str) {
+        if !self.is_open() {
+            return;
+        }
+        let uuid = track_uuid(self.pid, KIND_THREAD, u64::from(tid));
+        self.thread_descriptor(tid, uuid, Some(name));
+        // The thread is done: a later thread with the same id opens a new
+        // sequence.
+        if let Some(i) = self.threads.iter().position(|(t, _)| *t == tid) {
+            self.threads.swap_remove(i);
+        }
+        self.maybe_flush();
+    }
+
+    fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
+        PerfettoWriter::counter(self, name, tid, ts_ns, values);
+    }
+
+    #[inline]
+    fn event(&mut self, ev: &TraceEvent<'_>) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let site = ev.site;
+        match ev.phase {
+            Phase::FlowStart(id) | Phase::FlowEnd(id) => self.flow_event(ev, id),
+            Phase::End => {
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_END, None, None, None, false)
+            }
+            Phase::Begin | Phase::Instant => {
+                let ids = self.site_ids(site);
+                let kind = if ev.phase == Phase::Begin {
+                    TYPE_SLICE_BEGIN
+                } else {
+                    TYPE_INSTANT
+                };
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, kind, named, None, None, false);
+            }
+            Phase::Complete(dur_ns) => {
+                let ids = self.site_ids(site);
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_BEGIN, named, None, None, true);
+                let end = ev.ts_ns.saturating_add(dur_ns);
+                self.track_event(ev.tid, end, TYPE_SLICE_END, None, None, None, false);
+            }
+            Phase::AsyncBegin(id) | Phase::AsyncEnd(id) | Phase::AsyncInstant(id) => {
+                let ids = self.site_ids(site);
+                let track = self.async_track(site, id);
+                let kind = match ev.phase {
+                    Phase::AsyncBegin(_) => TYPE_SLICE_BEGIN,
+                    Phase::AsyncEnd(_) => TYPE_SLICE_END,
+                    _ => TYPE_INSTANT,
+                };
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, kind, named, Some(track), None, false);
+            }
+        }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    fn misuse(&mut self, what: Misuse, site: &Site) {
+        self.o.misuse(what, site);
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        if !self.o.start_finish().map_err(Error::Io)? {
+            return Ok(());
+        }
+        let result = self
+            .o
+            .write_block(&self.out, event_packets_within)
+            .and_then(|()| self.o.flush());
+        self.out = Vec::new();
+        result.map_err(Error::Io)
+    }
+}

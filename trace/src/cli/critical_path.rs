@@ -1,0 +1,144 @@
+//! `perfflow-trace critical-path`: what the workflow's end waited for.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use perfflow_trace::{
+    critical_path, load, load_db, merge, trace_files, write_track, MergeOptions, Workflow,
+};
+
+use super::{say, EXIT_FAILED, EXIT_OK};
+
+/// Print the chain of spans that determines when the workflow ends
+///
+/// Walks back from the span that ends last: on a thread through the
+/// innermost span open at each moment, across to another thread, process
+/// or host where a flow (or an asynchronous span begun elsewhere) arrives
+/// after the thread's previous span boundary. Prints one row per step with
+/// its time on the path (a span, with the spans around it, or a wait: a
+/// flow, an asynchronous span, idle time on a thread, or an inferred link
+/// where no flow says what started a thread), then the time on the path
+/// per span name. Times are in microseconds; docs/critical-path.md gives
+/// the rules and their assumptions.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub workflow: Inputs,
+    /// Shift each host's clock as `merge --fix-clocks` does before the walk
+    #[arg(long)]
+    pub fix_clocks: bool,
+    /// Print the path as JSON (times in nanoseconds since the epoch)
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the path as CSV, one line per step (times in nanoseconds)
+    #[arg(long)]
+    pub csv: bool,
+    /// Also write the inputs merged as `merge` merges them, with the path
+    /// as a process of its own named "critical path" (trace files only)
+    #[arg(short, long, value_name = "OUTPUT")]
+    pub output: Option<PathBuf>,
+}
+
+/// The inputs of a command that reads a whole workflow.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Inputs {
+    /// Trace files, directories of perfflow.*.pfw files, or one database
+    /// that `db` wrote
+    #[arg(required = true, value_name = "FILE|DIR|DB")]
+    pub inputs: Vec<PathBuf>,
+    /// The run to read, when the database holds several
+    #[arg(long, value_name = "NAME")]
+    pub run: Option<String>,
+}
+
+/// Whether `path` is a SQLite database (by its 16-byte header).
+fn is_database(path: &Path) -> bool {
+    let mut header = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut header))
+        .is_ok_and(|()| &header == b"SQLite format 3\0")
+}
+
+/// The workflow of `inputs`: one database, or trace files and directories
+/// (leaving out `output`), with the trace files read.
+pub(super) fn workflow(
+    Inputs { inputs, run }: &Inputs,
+    fix_clocks: bool,
+    output: Option<&Path>,
+) -> Result<(Workflow, Vec<PathBuf>), String> {
+    let run = run.as_deref();
+    if let [single] = inputs.as_slice() {
+        if is_database(single) {
+            return load_db(single, run, fix_clocks)
+                .map(|workflow| (workflow, Vec::new()))
+                .map_err(|error| error.to_string());
+        }
+    }
+    if run.is_some() {
+        return Err("--run names a run of a database; the inputs are trace files".to_string());
+    }
+    let files = trace_files(inputs, output.unwrap_or(Path::new(""))).map_err(|e| e.to_string())?;
+    let workflow = load(&files, fix_clocks).map_err(|e| e.to_string())?;
+    Ok((workflow, files))
+}
+
+pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let fail = |err: &mut dyn Write, message: &dyn std::fmt::Display| {
+        say(
+            err,
+            format_args!("perfflow-trace: critical-path: {message}"),
+        );
+        EXIT_FAILED
+    };
+    let (workflow, files) = match workflow(&args.workflow, args.fix_clocks, args.output.as_deref())
+    {
+        Ok(loaded) => loaded,
+        Err(message) => return fail(err, &message),
+    };
+    let path = critical_path(&workflow);
+    if let Some(output) = &args.output {
+        if files.is_empty() {
+            return fail(
+                err,
+                &"-o writes a merged trace, which needs trace files, not a database",
+            );
+        }
+        let options = MergeOptions {
+            fix_clocks: args.fix_clocks,
+        };
+        let report = match merge(&files, output, options) {
+            Ok(report) => report,
+            Err(error) => return fail(err, &error),
+        };
+        let pid = report
+            .processes
+            .iter()
+            .map(|p| p.new_pid)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        if let Err(error) = write_track(output, &path, pid) {
+            return fail(err, &format_args!("{}: {error}", output.display()));
+        }
+        say(
+            err,
+            format_args!(
+                "{}: the inputs merged, with the critical path as process {pid}",
+                output.display()
+            ),
+        );
+    }
+    let written = if args.json {
+        serde_json::to_writer_pretty(&mut *out, &path)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else if args.csv {
+        write!(out, "{}", path.to_csv())
+    } else {
+        write!(out, "{path}")
+    };
+    match written {
+        Ok(()) => EXIT_OK,
+        Err(error) => fail(err, &error),
+    }
+}

@@ -1,0 +1,445 @@
+//! `convert`: a trace in one format written in the other, event by event.
+//!
+//! - To Chrome JSON (`.pfw`, any output not named `*.pftrace`): the events
+//!   as [`crate::read`] hands them over, one per line of a JSON array, as
+//!   the runtime's JSON writer lays them out. A `.pftrace` becomes the
+//!   `.pfw` the runtime would have written for the same run (async ids are
+//!   the async tracks' uuids; compact `X` slices stay begin/end pairs).
+//! - To Perfetto (`*.pftrace`): one packet sequence whose clock is
+//!   `BUILTIN_CLOCK_REALTIME` (timestamps absolute, the events' epoch ns), a
+//!   track per process, thread, async span and counter value, names and
+//!   categories as strings in each event (no interning: converting is not
+//!   the hot path), `X` as a begin and an end, flows as instants with flow
+//!   ids, other metadata as `chrome_events.metadata` JSON values. Packets
+//!   are encoded by `prost` from the message types the reader decodes.
+//!
+//! Memory holds the tracks described so far, not the file.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use prost::Message;
+use serde_json::Value;
+
+use crate::error::TraceError;
+use crate::event::{Event, Phase};
+use crate::pftrace::{
+    ChromeEventBundle, ChromeMetadata, Clock, ClockSnapshot, CounterDescriptor, ProcessDescriptor,
+    ThreadDescriptor, TracePacket, TrackDescriptor, TrackEvent, CLOCK_REALTIME,
+    SEQ_INCREMENTAL_STATE_CLEARED, TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END,
+};
+use crate::read::stream_trace_text;
+
+/// Why a conversion failed.
+#[derive(Debug)]
+pub enum ConvertError {
+    /// The input could not be read as a trace.
+    Read(TraceError),
+    /// The output could not be written.
+    Write {
+        /// The output file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The output is the input.
+    OutputIsInput {
+        /// The file named as both.
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConvertError::Read(e) => write!(f, "{e}"),
+            ConvertError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+            ConvertError::OutputIsInput { path } => write!(
+                f,
+                "{}: the output is the input; name another file",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// What a conversion did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Converted {
+    /// Events read from the input (metadata included).
+    pub events: u64,
+    /// Whether the output is a Perfetto trace.
+    pub to_perfetto: bool,
+    /// Whether the input ended before it was complete (it is converted
+    /// up to its last whole event).
+    pub truncated: bool,
+}
+
+/// Whether `path` names a Perfetto trace to write.
+pub fn is_pftrace_name(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "pftrace")
+}
+
+/// Converts the trace at `input` into `output`, whose name chooses the
+/// format (`*.pftrace`: Perfetto, anything else: Chrome JSON).
+pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
+    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
+        if a == b {
+            return Err(ConvertError::OutputIsInput {
+                path: input.to_path_buf(),
+            });
+        }
+    }
+    let write_error = |source| ConvertError::Write {
+        path: output.to_path_buf(),
+        source,
+    };
+    let file = File::create(output).map_err(write_error)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let to_perfetto = is_pftrace_name(output);
+    let mut events = 0u64;
+    let mut failed: Option<io::Error> = None;
+    let info = if to_perfetto {
+        let mut enc = PerfettoEncoder::default();
+        enc.start(&mut out).map_err(write_error)?;
+        stream_trace_text(input, |event, _| {
+            events += 1;
+            if failed.is_none() {
+                if let Err(e) = enc.event(&event, &mut out) {
+                    failed = Some(e);
+                }
+            }
+        })
+    } else {
+        out.write_all(b"[\n").map_err(write_error)?;
+        let mut first = true;
+        stream_trace_text(input, |_, text| {
+            events += 1;
+            if failed.is_some() {
+                return;
+            }
+            // The event's text as the input has it; for a `.pftrace`, as the
+            // JSON writer would have written it.
+            let sep: &[u8] = if first { b"" } else { b",\n" };
+            first = false;
+            if let Err(e) = out
+                .write_all(sep)
+                .and_then(|()| out.write_all(text.as_bytes()))
+            {
+                failed = Some(e);
+            }
+        })
+    };
+    let info = info.map_err(ConvertError::Read)?;
+    if let Some(e) = failed {
+        return Err(write_error(e));
+    }
+    if !to_perfetto {
+        out.write_all(b"\n]\n").map_err(write_error)?;
+    }
+    out.flush().map_err(write_error)?;
+    Ok(Converted {
+        events,
+        to_perfetto,
+        truncated: info.truncated,
+    })
+}
+
+const SEQUENCE: u32 = 1;
+
+fn uuid_of(parts: impl Hash) -> u64 {
+    // A stable hash (not randomised per run), so one input converts to
+    // the same bytes every time.
+    let mut h = FnvHasher(0xcbf2_9ce4_8422_2325);
+    parts.hash(&mut h);
+    h.0 >> 1
+}
+
+struct FnvHasher(u64);
+
+impl Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+/// Writes events as packets of one sequence.
+#[derive(Default)]
+struct PerfettoEncoder {
+    /// Process and thread tracks described so far.
+    described: HashSet<u64>,
+    /// Counter value tracks by (pid, counter, key).
+    counters: HashMap<(i64, String, String), u64>,
+    buf: Vec<u8>,
+}
+
+impl PerfettoEncoder {
+    fn packet(&mut self, packet: TracePacket, out: &mut impl Write) -> io::Result<()> {
+        self.buf.clear();
+        self.buf.push(0x0a);
+        packet
+            .encode_length_delimited(&mut self.buf)
+            .map_err(io::Error::other)?;
+        out.write_all(&self.buf)
+    }
+
+    fn base() -> TracePacket {
+        TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE),
+            ..Default::default()
+        }
+    }
+
+    fn start(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let clock = |id| Clock {
+            clock_id: Some(id),
+            timestamp: Some(0),
+            ..Default::default()
+        };
+        self.packet(
+            TracePacket {
+                sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
+                clock_snapshot: Some(ClockSnapshot {
+                    clocks: vec![clock(CLOCK_REALTIME)],
+                    primary_trace_clock: Some(CLOCK_REALTIME),
+                }),
+                ..Self::base()
+            },
+            out,
+        )
+    }
+
+    fn describe(&mut self, td: TrackDescriptor, out: &mut impl Write) -> io::Result<()> {
+        self.packet(
+            TracePacket {
+                track_descriptor: Some(td),
+                ..Self::base()
+            },
+            out,
+        )
+    }
+
+    fn process_track(&mut self, pid: i64, out: &mut impl Write) -> io::Result<u64> {
+        let uuid = uuid_of(("process", pid));
+        if self.described.insert(uuid) {
+            let td = TrackDescriptor {
+                uuid: Some(uuid),
+                process: Some(ProcessDescriptor {
+                    pid: Some(pid as i32),
+                    process_name: None,
+                }),
+                ..Default::default()
+            };
+            self.describe(td, out)?;
+        }
+        Ok(uuid)
+    }
+
+    fn thread_track(
+        &mut self,
+        pid: i64,
+        tid: i64,
+        name: Option<&str>,
+        out: &mut impl Write,
+    ) -> io::Result<u64> {
+        let parent = self.process_track(pid, out)?;
+        let uuid = uuid_of(("thread", pid, tid));
+        if self.described.insert(uuid) || name.is_some() {
+            let td = TrackDescriptor {
+                uuid: Some(uuid),
+                parent_uuid: Some(parent),
+                thread: Some(ThreadDescriptor {
+                    pid: Some(pid as i32),
+                    tid: Some(tid as i32),
+                    thread_name: name.map(str::to_string),
+                }),
+                ..Default::default()
+            };
+            self.describe(td, out)?;
+        }
+        Ok(uuid)
+    }
+
+    fn counter_track(
+        &mut self,
+        pid: i64,
+        counter: &str,
+        key: &str,
+        out: &mut impl Write,
+    ) -> io::Result<u64> {
+        let k = (pid, counter.to_string(), key.to_string());
+        if let Some(&uuid) = self.counters.get(&k) {
+            return Ok(uuid);
+        }
+        let parent = self.process_track(pid, out)?;
+        let group = uuid_of(("counter", pid, counter));
+        if self.described.insert(group) {
+            let td = TrackDescriptor {
+                uuid: Some(group),
+                parent_uuid: Some(parent),
+                name: Some(counter.to_string()),
+                ..Default::default()
+            };
+            self.describe(td, out)?;
+        }
+        let uuid = uuid_of(("counter", pid, counter, key));
+        let td = TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: Some(group),
+            name: Some(key.to_string()),
+            counter: Some(CounterDescriptor {}),
+            ..Default::default()
+        };
+        self.describe(td, out)?;
+        self.counters.insert(k, uuid);
+        Ok(uuid)
+    }
+
+    fn track_event(&mut self, ts_ns: i64, te: TrackEvent, out: &mut impl Write) -> io::Result<()> {
+        self.packet(
+            TracePacket {
+                timestamp: Some(ts_ns.max(0) as u64),
+                timestamp_clock_id: Some(CLOCK_REALTIME),
+                track_event: Some(te),
+                ..Self::base()
+            },
+            out,
+        )
+    }
+
+    fn event(&mut self, e: &Event, out: &mut impl Write) -> io::Result<()> {
+        let pid = e.pid.unwrap_or(0);
+        let tid = e.tid.unwrap_or(pid);
+        let Some(ph) = &e.ph else { return Ok(()) };
+        let named = |kind: i32, track: u64| TrackEvent {
+            r#type: Some(kind),
+            name: e.name.clone(),
+            categories: e.cat.iter().cloned().collect(),
+            track_uuid: Some(track),
+            ..Default::default()
+        };
+        let Some(ts) = e.ts_ns else {
+            if *ph == Phase::Metadata {
+                return self.metadata(e, pid, tid, out);
+            }
+            return Ok(()); // an event without a time has no place on a track
+        };
+        match ph {
+            Phase::Metadata => self.metadata(e, pid, tid, out),
+            Phase::Begin | Phase::End | Phase::Instant | Phase::Complete => {
+                let track = self.thread_track(pid, tid, None, out)?;
+                match ph {
+                    Phase::Begin => self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out),
+                    Phase::End => self.track_event(ts, named(TYPE_SLICE_END, track), out),
+                    Phase::Instant => self.track_event(ts, named(TYPE_INSTANT, track), out),
+                    _ => {
+                        self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
+                        let end = ts.saturating_add(e.dur_ns.unwrap_or(0).max(0));
+                        self.track_event(end, named(TYPE_SLICE_END, track), out)
+                    }
+                }
+            }
+            Phase::AsyncBegin | Phase::AsyncEnd | Phase::AsyncInstant => {
+                let parent = self.process_track(pid, out)?;
+                let uuid = uuid_of(("async", pid, &e.cat, &e.id, &e.name));
+                let td = TrackDescriptor {
+                    uuid: Some(uuid),
+                    parent_uuid: Some(parent),
+                    name: e.name.clone(),
+                    ..Default::default()
+                };
+                self.describe(td, out)?;
+                let kind = match ph {
+                    Phase::AsyncBegin => TYPE_SLICE_BEGIN,
+                    Phase::AsyncEnd => TYPE_SLICE_END,
+                    _ => TYPE_INSTANT,
+                };
+                self.track_event(ts, named(kind, uuid), out)
+            }
+            Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd => {
+                let track = self.thread_track(pid, tid, None, out)?;
+                let id = e.id.as_deref().unwrap_or("");
+                let id = id.parse::<u64>().unwrap_or_else(|_| uuid_of(id));
+                let mut te = named(TYPE_INSTANT, track);
+                if *ph == Phase::FlowEnd {
+                    te.terminating_flow_ids = vec![id];
+                } else {
+                    te.flow_ids = vec![id];
+                }
+                self.track_event(ts, te, out)
+            }
+            Phase::Counter => {
+                let Value::Object(args) = &e.args else {
+                    return Ok(());
+                };
+                let name = e.name.as_deref().unwrap_or("");
+                let mut tracks = Vec::new();
+                for (key, value) in args {
+                    let Some(v) = value.as_f64() else { continue };
+                    tracks.push((self.counter_track(pid, name, key, out)?, v));
+                }
+                let Some(((first, v), rest)) = tracks.split_first() else {
+                    return Ok(());
+                };
+                let te = TrackEvent {
+                    r#type: Some(TYPE_COUNTER),
+                    track_uuid: Some(*first),
+                    double_counter_value: Some(*v),
+                    extra_double_counter_track_uuids: rest.iter().map(|(t, _)| *t).collect(),
+                    extra_double_counter_values: rest.iter().map(|(_, v)| *v).collect(),
+                    ..Default::default()
+                };
+                self.track_event(ts, te, out)
+            }
+            Phase::Other(_) => Ok(()),
+        }
+    }
+
+    fn metadata(&mut self, e: &Event, pid: i64, tid: i64, out: &mut impl Write) -> io::Result<()> {
+        let name = e.name.as_deref().unwrap_or("");
+        let text = e.args.get("name").and_then(Value::as_str);
+        match (name, text) {
+            ("process_name", Some(process)) => {
+                let uuid = uuid_of(("process", pid));
+                self.described.insert(uuid);
+                let td = TrackDescriptor {
+                    uuid: Some(uuid),
+                    process: Some(ProcessDescriptor {
+                        pid: Some(pid as i32),
+                        process_name: Some(process.to_string()),
+                    }),
+                    ..Default::default()
+                };
+                self.describe(td, out)
+            }
+            ("thread_name", Some(thread)) => {
+                self.thread_track(pid, tid, Some(thread), out).map(|_| ())
+            }
+            _ => self.packet(
+                TracePacket {
+                    chrome_events: Some(ChromeEventBundle {
+                        metadata: vec![ChromeMetadata {
+                            name: Some(name.to_string()),
+                            json_value: Some(e.args.to_string()),
+                            ..Default::default()
+                        }],
+                    }),
+                    ..Self::base()
+                },
+                out,
+            ),
+        }
+    }
+}
