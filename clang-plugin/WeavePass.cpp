@@ -9,9 +9,11 @@
 //   2. runs it by handing the module to perfflow_weave_module() in Rust;
 //   3. turns the Rust outcome into PreservedAnalyses, or into an LLVM error
 //      diagnostic that fails the compilation;
-//   4. lends the weaver the two IR utilities LLVM's C API lacks: splitting a
-//      block around a conditional call (perfflow_split_if_then) and turning
-//      a call into an invoke (perfflow_call_to_invoke).
+//   4. lends the weaver the IR utilities LLVM's C API lacks: splitting a
+//      block around a conditional call (perfflow_split_if_then), turning a
+//      call into an invoke (perfflow_call_to_invoke), and telling a
+//      `musttail` call from a plain `tail` one (perfflow_tail_call_kind;
+//      the C API only can from LLVM 18 on).
 //
 // The plugin entry point itself, llvmGetPassPluginInfo, is defined in Rust and
 // forwards to perfflow_plugin_info() below: a C++ definition inside the static
@@ -111,4 +113,23 @@ extern "C" LLVMBasicBlockRef perfflow_call_to_invoke(LLVMValueRef Call,
   if (!Name.empty())
     Head->getTerminator()->setName(Name);
   return llvm::wrap(Rest);
+}
+
+// The tail-call marker of `Call`; mirrors `TailCallKind` in weaver/src/ir.rs.
+enum PerfflowTailCallKind : int {
+  PERFFLOW_TAIL_CALL_NONE = 0,
+  PERFFLOW_TAIL_CALL_TAIL = 1,
+  PERFFLOW_TAIL_CALL_MUSTTAIL = 2,
+  PERFFLOW_TAIL_CALL_NOTAIL = 3,
+};
+
+extern "C" PerfflowTailCallKind perfflow_tail_call_kind(LLVMValueRef Call) {
+  auto *CI = llvm::dyn_cast<llvm::CallInst>(llvm::unwrap(Call));
+  if (!CI)
+    return PERFFLOW_TAIL_CALL_NONE;
+  if (CI->isMustTailCall())
+    return PERFFLOW_TAIL_CALL_MUSTTAIL;
+  if (CI->isNoTailCall())
+    return PERFFLOW_TAIL_CALL_NOTAIL;
+  return CI->isTailCall() ? PERFFLOW_TAIL_CALL_TAIL : PERFFLOW_TAIL_CALL_NONE;
 }
