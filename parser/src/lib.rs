@@ -71,6 +71,7 @@ use std::ops::Range;
 use lalrpop_util::lalrpop_mod;
 
 mod ast;
+pub mod filter;
 mod lexer;
 mod render;
 mod tokens;
