@@ -38,6 +38,7 @@ enum PerfflowWeaveOutcome : int {
   PERFFLOW_WEAVE_CHANGED = 1,
   PERFFLOW_WEAVE_REJECTED = 2, // strict mode found malformed annotations
   PERFFLOW_WEAVE_INTERNAL_ERROR = 3,
+  PERFFLOW_WEAVE_BAD_FILTER = 4, // PERFFLOW_WEAVE_FILTER cannot be used
 };
 
 extern "C" PerfflowWeaveOutcome perfflow_weave_module(LLVMModuleRef module);
@@ -52,6 +53,10 @@ struct PerfflowWeavePass : llvm::PassInfoMixin<PerfflowWeavePass> {
     case PERFFLOW_WEAVE_REJECTED:
       M.getContext().emitError(
           "perfflow: malformed annotations (PERFFLOW_WEAVE_STRICT=1)");
+      return llvm::PreservedAnalyses::all();
+    case PERFFLOW_WEAVE_BAD_FILTER:
+      M.getContext().emitError(
+          "perfflow: the PERFFLOW_WEAVE_FILTER file cannot be used (see above)");
       return llvm::PreservedAnalyses::all();
     case PERFFLOW_WEAVE_INTERNAL_ERROR:
     case PERFFLOW_WEAVE_UNCHANGED:
