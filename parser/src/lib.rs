@@ -73,6 +73,7 @@ use lalrpop_util::lalrpop_mod;
 mod ast;
 pub mod filter;
 mod lexer;
+pub mod names;
 mod render;
 mod tokens;
 mod validate;
