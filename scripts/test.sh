@@ -31,3 +31,4 @@ PERFFLOW_BUILD_DIR=build-llvm14 PERFFLOW_HOST_CONFIG=host-configs/debian12-clang
   bash scripts/build.sh -DPERFFLOW_CARGO_TARGET_DIR="$PWD/build/cargo" -DPERFFLOW_PYTHON_WHEEL=OFF
 echo "== LLVM 14: ctest"
 ctest --test-dir build-llvm14 --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+rm -rf build-llvm14   # about 300 MB; its weaver stays in build/cargo for the next run
