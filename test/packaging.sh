@@ -14,6 +14,13 @@ stage=$work/stage
 cmake --install "$build" --prefix "$stage" >/dev/null
 trace=$stage/bin/perfflow-trace
 
+# The manual pages and completions are installed where man and the shells look.
+grep -q '^\.TH perfflow-trace 1' "$stage/share/man/man1/perfflow-trace.1"
+grep -q '^\.TH perfflow-trace-merge 1' "$stage/share/man/man1/perfflow-trace-merge.1"
+grep -q 'complete .*perfflow-trace' "$stage/share/bash-completion/completions/perfflow-trace"
+grep -q '#compdef perfflow-trace' "$stage/share/zsh/site-functions/_perfflow-trace"
+grep -q 'complete -c perfflow-trace' "$stage/share/fish/vendor_completions.d/perfflow-trace.fish"
+
 run_and_check() {
   local dir=$1 exe=$2
   (cd "$dir" && rm -f perfflow.*.pfw && "$exe" >/dev/null)

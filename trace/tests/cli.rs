@@ -234,19 +234,20 @@ fn summary_merges_several_files() {
 fn unknown_flag_is_a_usage_error_naming_it() {
     let output = perfflow_trace(&["check", "--frobnicate", "x.pfw"]);
     assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
     let stderr = text(&output.stderr);
     assert!(
-        stderr.starts_with("perfflow-trace: unknown option `--frobnicate` for `check`\n"),
+        stderr.starts_with("error: unexpected argument '--frobnicate' found\n"),
         "{stderr}"
     );
-    assert!(stderr.contains("usage: perfflow-trace check FILE..."));
+    assert!(stderr.contains("Usage: perfflow-trace check [OPTIONS] <FILE>..."));
 }
 
 #[test]
-fn no_arguments_is_a_usage_error() {
+fn no_arguments_prints_the_usage_and_is_a_usage_error() {
     let output = perfflow_trace(&[]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).starts_with("perfflow-trace: missing command\n"));
+    assert!(text(&output.stderr).contains("Usage: perfflow-trace <COMMAND>"));
 }
 
 #[test]
@@ -254,7 +255,10 @@ fn help_shows_usage_and_examples() {
     let output = perfflow_trace(&["--help"]);
     assert_eq!(output.status.code(), Some(0));
     let stdout = text(&output.stdout);
-    assert!(stdout.contains("perfflow-trace check FILE... [OPTIONS]"));
-    assert!(stdout.contains("EXAMPLES"));
-    assert!(stdout.contains("--expect-names"));
+    assert!(stdout.contains("Usage: perfflow-trace <COMMAND>"));
+    assert!(stdout.contains("Examples:"));
+    assert!(stdout.contains("Exit status:"));
+    let output = perfflow_trace(&["check", "--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(text(&output.stdout).contains("--expect-names"));
 }
