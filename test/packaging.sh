@@ -21,6 +21,9 @@ grep -q 'complete .*perfflow-trace' "$stage/share/bash-completion/completions/pe
 grep -q '#compdef perfflow-trace' "$stage/share/zsh/site-functions/_perfflow-trace"
 grep -q 'complete -c perfflow-trace' "$stage/share/fish/vendor_completions.d/perfflow-trace.fish"
 
+# The installed tools name the LLVM of the plugin installed with them.
+"$trace" --version | grep -q "weaver plugin for LLVM" || { "$trace" --version; echo "FAIL: no LLVM in --version"; exit 1; }
+
 run_and_check() {
   local dir=$1 exe=$2
   (cd "$dir" && rm -f perfflow.*.pfw && "$exe" >/dev/null)

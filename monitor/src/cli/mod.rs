@@ -46,7 +46,10 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             0
         }
         Ok(Invocation::Version) => {
-            println!("perfflow-monitor {}", env!("CARGO_PKG_VERSION"));
+            println!(
+                "perfflow-monitor {}",
+                crate::install::version_line(env!("CARGO_PKG_VERSION"))
+            );
             0
         }
         Ok(Invocation::Merge {
