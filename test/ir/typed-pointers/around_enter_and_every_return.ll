@@ -1,4 +1,4 @@
-; Typed-pointer IR, as clang 14 emits it (LLVM 14 to 16 read it): enter
+; Typed-pointer IR, as clang 14 emits it: enter
 ; advice after the allocas, exit advice before every ret, the annotation
 ; found through the bitcast and GEP constants typed pointers wrap it in.
 

@@ -1,4 +1,4 @@
-; Typed-pointer IR, as clang 14 emits it (LLVM 14 to 16 read it): a plain
+; Typed-pointer IR, as clang 14 emits it: a plain
 ; `tail` call is an ordinary call that becomes an invoke, with exit advice
 ; after it; a `musttail` call stays right before its ret, exit advice first.
 
