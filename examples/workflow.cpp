@@ -1,13 +1,15 @@
 // An annotated example workflow: a producer stages input blocks, three worker
 // threads simulate and reduce them, and the main thread writes a checkpoint.
 // Compile it through the plugin and run it; it leaves
-// perfflow.array.<host>.<pid>.pfw in the current directory.
+// perfflow.array.<host>.<pid>.pfw in the current directory. An argument sets
+// the number of input blocks (default 12).
 //
 //   clang++-19 -O2 -fpass-plugin=<prefix>/lib/libWeavePass.so workflow.cpp \
 //       -L<prefix>/lib -Wl,-rpath,<prefix>/lib -lperfflow_runtime -o workflow
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <numeric>
@@ -98,14 +100,15 @@ CRITICAL_PATH void write_checkpoint(double result) {
 
 } // namespace workflow
 
-int main() {
+int main(int argc, char **argv) {
     using namespace workflow;
+    int blocks = argc > 1 ? std::atoi(argv[1]) : 12;
     Queue queue;
     std::vector<Worker> workers(3, Worker(queue));
     std::vector<std::thread> threads;
     for (auto &w : workers)
         threads.emplace_back([&w] { w.run(); });
-    for (int id = 0; id < 12; id++)
+    for (int id = 0; id < blocks; id++)
         queue.push(stage_input(id));
     queue.close();
     for (auto &t : threads)

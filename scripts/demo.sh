@@ -3,7 +3,8 @@
 # the annotated example workflow through the plugin exactly as a user would,
 # runs it, and summarises the trace it leaves; then runs it once more under
 # perfflow-monitor, which writes the job's metrics and an HTML report; then
-# runs a traced Python driver (examples/driver.py) that launches it.
+# runs a traced Python driver (examples/driver.py) that launches it; and
+# last, scripts/demo-workflow.sh: the workflow under 2 x 2 treatment factors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh
@@ -55,3 +56,6 @@ for t in "$out"/driver/perfflow.*.pfw; do
 done
 python_trace=$(grep -l '"prepare"' "$out"/driver/perfflow.*.pfw)
 "$prefix/bin/perfflow-trace" summary "$python_trace"
+echo
+echo "== the workflow under 2 x 2 treatment factors (scripts/demo-workflow.sh)"
+bash scripts/demo-workflow.sh "$prefix"

@@ -3,7 +3,8 @@
 # LLVM 19 headers and tools (opt, FileCheck), CMake, jq and pkg-config.
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
 # report is rendered headless), Python's pyarrow (exported Parquet files
-# are read back by an independent reader), python3-dev (a test embeds
+# are read back by an independent reader), jsonschema (the monitor's
+# files are checked against perfmon's schema), python3-dev (a test embeds
 # CPython in a traced program), clang's sanitizer runtimes and pytest (the
 # Python package's tests), Parsl (a composite workflow test's driver),
 # maturin and python3-venv (the wheel the build makes is installed in a venv).
@@ -53,6 +54,7 @@ pip_for_tests() {
     || python3 -m pip install --quiet --break-system-packages "$package"
 }
 pip_for_tests pyarrow "reads the monitor's Parquet exports" "python3 -c 'import pyarrow'"
+pip_for_tests jsonschema "validates the monitor's files against perfmon's schema" "python3 -c 'import jsonschema'"
 pip_for_tests pytest "runs the Python package's tests" "python3 -c 'import pytest'"
 pip_for_tests maturin "builds the Python wheel in the CMake build" "command -v maturin"
 pip_for_tests parsl "the Parsl workflow example; wheels only, about 5 s" "python3 -c 'import parsl'"

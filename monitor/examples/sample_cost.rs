@@ -11,6 +11,11 @@
 //! never, and the cost at 10 Hz with the default interval is computed from
 //! the two.
 //!
+//! A last row samples as `perfflow-monitor` does at 100 ms: 50 samples
+//! 100 ms apart, with the `children` files and idle processes read at
+//! most every second, perf counters and `io` files every second, and the
+//! detail files every 5 s.
+//!
 //! ```sh
 //! cargo run --release -p perfflow-monitor --example sample_cost
 //! ```
@@ -104,6 +109,33 @@ fn row(label: &str, config: SamplerConfig) {
     }
 }
 
+/// CPU time per sample of `PACED` samples `PACE` apart, the way the
+/// monitor samples at 10 Hz.
+fn paced(label: &str, config: SamplerConfig) {
+    const PACED: u32 = 50;
+    const PACE: Duration = Duration::from_millis(100);
+    let mut s = Sampler::new(config);
+    s.sample();
+    let mut tracks = 0;
+    let c0 = cpu_time();
+    let mut next = Instant::now();
+    for _ in 0..PACED {
+        next += PACE;
+        if let Some(d) = next.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+        tracks = s.sample().tracks().len();
+    }
+    let cpu_us = (cpu_time() - c0).as_secs_f64() * 1e6 / f64::from(PACED);
+    println!(
+        "| {label:<38} | {:>9} | {:>9} | {cpu_us:>9.1} | {:>7.2}% | {:>9} | {tracks:>6} |",
+        "-",
+        "-",
+        cpu_us * 10.0 / 1e6 * 100.0,
+        "-"
+    );
+}
+
 fn main() {
     let mut tree = match Command::new("sh")
         .arg("-c")
@@ -183,6 +215,19 @@ fn main() {
         ..base.clone()
     };
     row("proc: no descriptors kept open", no_kept_files);
+    paced(
+        "all, as perfflow-monitor at 10 Hz",
+        SamplerConfig {
+            process_detail: ProcessDetail {
+                detail_interval: Duration::from_secs(5),
+                tree_interval: Duration::from_secs(1),
+                io_interval: Duration::from_secs(1),
+                ..ProcessDetail::default()
+            },
+            perf_interval: Duration::from_secs(1),
+            ..base.clone()
+        },
+    );
 
     // SAFETY: kill has no memory preconditions; the group is the tree's.
     unsafe {

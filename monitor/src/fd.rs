@@ -111,6 +111,12 @@ impl<T: AsRawFd> Kept<T> {
     pub fn get(&self) -> Option<&T> {
         (identity(self.inner.as_raw_fd()) == Some(self.id)).then_some(&*self.inner)
     }
+
+    /// The owner without the check, for use right after [`Kept::new`],
+    /// which has just taken the descriptor's identity.
+    pub(crate) fn just_kept(&self) -> &T {
+        &self.inner
+    }
 }
 
 impl<T: AsRawFd> Drop for Kept<T> {

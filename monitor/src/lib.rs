@@ -51,6 +51,7 @@ pub mod groups;
 pub mod install;
 pub mod metadata;
 pub mod parse;
+pub mod process_meta;
 pub mod report;
 pub mod sampler;
 pub mod source;

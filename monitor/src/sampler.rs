@@ -7,13 +7,13 @@ use crate::source::gpu::{GpuSample, GpuSource};
 use crate::source::infiniband::{IbSample, IbSource};
 use crate::source::net::{NetSample, NetSource};
 use crate::source::perf::{GroupSelection, PerfRequest, PerfSample, PerfSource};
-use crate::source::process::{ProcessDetail, ProcessSource, ProcessTreeSample};
+use crate::source::process::{CpuAccounting, ProcessDetail, ProcessSource, ProcessTreeSample};
 use crate::source::rapl::{RaplSample, RaplSource};
 use crate::source::system::{SystemSample, SystemSource};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A kind of metric the sampler can collect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -114,6 +114,10 @@ pub struct SamplerConfig {
     pub perf_groups: GroupSelection,
     /// A directory of extra event group files (`*.txt`).
     pub group_dir: Option<PathBuf>,
+    /// Least time between reads of the perf counters (`Duration::ZERO`,
+    /// the default: every sample). Snapshots in between have no perf part;
+    /// the next read covers the whole time since the previous one.
+    pub perf_interval: Duration,
 }
 
 impl Default for SamplerConfig {
@@ -126,6 +130,7 @@ impl Default for SamplerConfig {
             process_detail: ProcessDetail::default(),
             perf_groups: GroupSelection::default(),
             group_dir: None,
+            perf_interval: Duration::ZERO,
         }
     }
 }
@@ -162,7 +167,8 @@ pub struct Snapshot {
     pub ib: Option<IbSample>,
     /// RAPL domains.
     pub rapl: Option<RaplSample>,
-    /// perf events.
+    /// perf events (`None` between reads spaced by
+    /// [`SamplerConfig::perf_interval`]).
     pub perf: Option<PerfSample>,
     /// NVIDIA GPUs.
     pub gpu: Option<GpuSample>,
@@ -181,6 +187,8 @@ pub struct Sampler {
     gpu: Option<GpuSource>,
     unavailable: Vec<Unavailable>,
     prev: Option<Instant>,
+    /// When the perf counters were last read.
+    last_perf: Option<Instant>,
 }
 
 impl Sampler {
@@ -198,6 +206,7 @@ impl Sampler {
             gpu: None,
             unavailable: Vec::new(),
             prev: None,
+            last_perf: None,
         };
         let sources = s.config.sources.clone();
         let (proc_root, sys_root) = (s.config.proc_root.clone(), s.config.sys_root.clone());
@@ -206,6 +215,7 @@ impl Sampler {
                 Source::Proc => {
                     match ProcessSource::probe(
                         &proc_root,
+                        &sys_root,
                         s.config.root_pid,
                         s.config.process_detail,
                     ) {
@@ -316,7 +326,16 @@ impl Sampler {
         self.report_all(Source::Ib, &mut notes);
         let rapl = self.rapl.as_mut().map(|r| r.sample(now, &mut notes));
         self.report_all(Source::Rapl, &mut notes);
-        let perf = self.perf.as_mut().map(|p| p.sample(now, &mut notes));
+        let perf_due = self
+            .last_perf
+            .is_none_or(|t| now.duration_since(t) >= self.config.perf_interval);
+        let perf = match self.perf.as_mut() {
+            Some(p) if perf_due => {
+                self.last_perf = Some(now);
+                Some(p.sample(now, &mut notes))
+            }
+            _ => None,
+        };
         self.report_all(Source::Perf, &mut notes);
         let gpu = self.gpu.as_mut().map(|g| g.sample(now, &mut notes));
         self.report_all(Source::Gpu, &mut notes);
@@ -348,8 +367,12 @@ impl Sampler {
         match self.process.as_mut() {
             Some(p) => p.set_roots(roots),
             None => {
-                let probed =
-                    ProcessSource::probe(&self.config.proc_root, first, self.config.process_detail);
+                let probed = ProcessSource::probe(
+                    &self.config.proc_root,
+                    &self.config.sys_root,
+                    first,
+                    self.config.process_detail,
+                );
                 if let Ok(mut p) = probed {
                     p.set_roots(roots);
                     self.process = Some(p);
@@ -383,6 +406,12 @@ impl Sampler {
             }
         }
         v
+    }
+
+    /// How the process tree's CPU time is accounted (`None` without the
+    /// process source).
+    pub fn cpu_accounting(&self) -> Option<&CpuAccounting> {
+        self.process.as_ref().map(ProcessSource::accounting)
     }
 
     /// The configuration the sampler was built with.

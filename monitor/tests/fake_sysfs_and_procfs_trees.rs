@@ -232,7 +232,8 @@ fn system_cpu_percent_comes_from_proc_stat_deltas() {
     let (proc_root, sys) = (dir.path().join("proc"), dir.path().join("sys"));
     fake_proc(&proc_root, CPUINFO);
     let mut s = sampler(vec![Source::System], &proc_root, &sys);
-    assert_eq!(s.sample().system.expect("system").cpu_percent, None);
+    // The first sample has no previous one: busy share since boot.
+    assert_eq!(s.sample().system.expect("system").cpu_percent, Some(20.0));
     // cpu0 fully busy, cpu1 idle over 100 ticks each.
     write(
         &proc_root,

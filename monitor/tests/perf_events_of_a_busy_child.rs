@@ -88,8 +88,11 @@ fn software_events_count_the_task_clock_and_page_faults_of_a_busy_child() {
         return;
     };
     assert!(
-        first_perf.events.iter().all(|e| e.per_s.is_none()),
-        "no rates on the first sample"
+        first_perf
+            .events
+            .iter()
+            .all(|e| e.interval_count == Some(e.count)),
+        "the first interval starts when counting starts"
     );
     let burnt: u64 = w
         .ask(&format!("{CPU_MS} {PAGES}"), "burnt ")
@@ -101,6 +104,11 @@ fn software_events_count_the_task_clock_and_page_faults_of_a_busy_child() {
     let delta = |name: &str| {
         let before = event(&first_perf, name).map_or(0, |e| e.count);
         let after = event(&p, name).unwrap_or_else(|| panic!("{name} is counted"));
+        assert_eq!(
+            after.interval_count,
+            Some(after.count - before),
+            "{name}: the count over the interval, as perf stat -I prints it"
+        );
         (after.count - before, after.per_s)
     };
 

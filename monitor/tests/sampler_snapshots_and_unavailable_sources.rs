@@ -30,18 +30,21 @@ fn a_missing_gpu_is_reported_unavailable_once_and_never_fails_a_sample() {
 }
 
 #[test]
-fn the_first_snapshot_has_no_rates_and_the_second_has_them() {
+fn the_first_snapshot_has_cpu_percentages_since_start_and_the_second_has_rates() {
     let mut s = Sampler::new(SamplerConfig {
         sources: vec![Source::Proc, Source::System, Source::Net],
         ..SamplerConfig::default()
     });
     let first = s.sample();
     assert_eq!(first.interval_s, None);
-    assert_eq!(first.system.as_ref().and_then(|x| x.cpu_percent), None);
-    assert_eq!(
-        first.process.as_ref().and_then(|p| p.rates.cpu_percent),
-        None
-    );
+    // Since boot for the system, since the process started for the tree.
+    let percent = |v: Option<f64>| v.is_some_and(|p| (0.0..=100.0 * 4096.0).contains(&p));
+    assert!(percent(first.system.as_ref().and_then(|x| x.cpu_percent)));
+    assert!(percent(
+        first.process.as_ref().and_then(|p| p.rates.cpu_percent)
+    ));
+    let net = first.net.as_ref().expect("net");
+    assert!(net.interfaces.iter().all(|i| i.rx_bytes_per_s.is_none()));
     std::thread::sleep(Duration::from_millis(50));
     let second = s.sample();
     assert!(second.interval_s.is_some_and(|i| i >= 0.05));

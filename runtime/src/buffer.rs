@@ -561,6 +561,7 @@ impl Config {
                     rank,
                     &self.epoch,
                     process_info::clock_error(),
+                    &self.options.labels,
                 );
                 w.metadata_args(b"perfflow_process", pid, &about);
                 // The opening reaches the file now: a process killed at any

@@ -22,6 +22,7 @@
 //! | `sampler-metrics` | `proc,system,net,ib,rapl,perf,gpu` | comma-separated list of these sources |
 //! | `signals` | `TERM,ABRT` | `none`, or a comma-separated list of `TERM`, `INT`, `HUP`, `QUIT`, `ABRT` |
 //! | `flush-interval` | `1s` | a duration from 10ms to 24h |
+//! | `labels` | `none` | `none`, or a comma-separated list of `key=value` |
 //!
 //! The same table, generated from [`OPTIONS`], is returned by
 //! [`markdown_table`].
@@ -233,6 +234,9 @@ pub struct Options {
     /// Longest time a published event waits before it is written to the
     /// trace file (`flush-interval`).
     pub flush_interval: Duration,
+    /// Labels of the run (`labels`), `(key, value)` in the order given,
+    /// written into the trace's `perfflow_process` metadata.
+    pub labels: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -250,6 +254,7 @@ impl Default for Options {
             sampler_metrics: Source::ALL.to_vec(),
             signals: vec![EndSignal::Term, EndSignal::Abrt],
             flush_interval: Duration::from_secs(1),
+            labels: Vec::new(),
         }
     }
 }
@@ -479,6 +484,18 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(note)
         },
     },
+    OptionSpec {
+        key: "labels",
+        default: "none",
+        accepted: "none, or a comma-separated list of key=value (keys not empty, each at most \
+                   once; no `,` or `:` inside)",
+        description: "Labels of the run, written into the trace's perfflow_process metadata: \
+                      `perfflow-trace db` stores them as the run's labels",
+        apply: |o, v| {
+            o.labels = labels(v)?;
+            Ok(None)
+        },
+    },
 ];
 
 /// The option table entry for `key`, matched case-insensitively.
@@ -561,6 +578,29 @@ fn end_signals(value: &str) -> Result<Vec<EndSignal>, String> {
         return Ok(Vec::new());
     }
     unique_words(value, "signal", EndSignal::from_word)
+}
+
+/// Parses the `labels` list: `none`, or `key=value` items, each key at
+/// most once. Keys and values are trimmed; a value may be empty.
+fn labels(value: &str) -> Result<Vec<(String, String)>, String> {
+    if value.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((key, label)) = item.split_once('=') else {
+            return Err(format!("'{item}' in '{value}' is not key=value"));
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("'{item}' in '{value}' has no key"));
+        }
+        if labels.iter().any(|(k, _)| k == key) {
+            return Err(format!("duplicate key '{key}' in '{value}'"));
+        }
+        labels.push((key.to_string(), label.trim().to_string()));
+    }
+    Ok(labels)
 }
 
 /// The known option names, comma-separated, for warnings.
@@ -733,6 +773,7 @@ mod tests {
             sampler_metrics: vec![Source::Gpu],
             signals: Vec::new(),
             flush_interval: Duration::from_secs(9),
+            labels: vec![("k".to_string(), "v".to_string())],
         };
         for spec in OPTIONS {
             assert_eq!(
@@ -758,5 +799,27 @@ mod tests {
         let table = markdown_table();
         assert_eq!(table.lines().count(), OPTIONS.len() + 2);
         assert!(table.contains("| `log-event` | `Verbose` | Verbose or Compact |"));
+    }
+
+    #[test]
+    fn labels_are_key_value_pairs_in_the_order_given() {
+        let (options, warnings) = Options::parse("labels= fs=shm , size=2,note=a=b,empty=");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let pairs = [("fs", "shm"), ("size", "2"), ("note", "a=b"), ("empty", "")];
+        let expected: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(options.labels, expected);
+    }
+
+    #[test]
+    fn a_label_without_a_key_or_given_twice_is_refused_whole() {
+        for text in ["labels=a=1,=2", "labels=a=1,b", "labels=a=1,a=2"] {
+            let (options, warnings) = Options::parse(text);
+            assert_eq!(warnings.len(), 1, "{text}: {warnings:?}");
+            assert!(warnings[0].message.contains("labels"), "{warnings:?}");
+            assert!(options.labels.is_empty(), "{text}");
+        }
     }
 }

@@ -10,7 +10,9 @@
 //! `clock` pairs the monotonic clock the events are stamped with and the
 //! wall clock their `ts` is converted to, and gives the kernel's estimate
 //! of the wall clock's error (`adjtimex`: `esterror`, `maxerror` in µs,
-//! absent when the kernel refuses). `perfflow-trace merge` names processes
+//! absent when the kernel refuses); `labels` holds the `labels` option's
+//! `key=value` pairs (absent when none were given), which `perfflow-trace
+//! db` stores as the run's labels. `perfflow-trace merge` names processes
 //! `host · exe [pid] rank N` from it.
 
 use serde_json::{json, Map, Value};
@@ -70,6 +72,7 @@ pub fn metadata(
     rank: Option<u64>,
     epoch: &Epoch,
     error: Option<ClockError>,
+    labels: &[(String, String)],
 ) -> String {
     let mut clock = Map::new();
     clock.insert("realtime_ns".into(), json!(epoch.real0_ns));
@@ -86,6 +89,10 @@ pub fn metadata(
         args.insert("rank".into(), json!(rank));
     }
     args.insert("clock".into(), Value::Object(clock));
+    if !labels.is_empty() {
+        let labels = labels.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        args.insert("labels".into(), Value::Object(labels));
+    }
     Value::Object(args).to_string()
 }
 
@@ -128,14 +135,23 @@ mod tests {
             maxerror_us: 250,
             synchronized: true,
         };
-        let text = metadata("n\"1", "app", Some(4), &Epoch::new(10, 20), Some(error));
+        let labels = [("fs".to_string(), "shm".to_string())];
+        let text = metadata(
+            "n\"1",
+            "app",
+            Some(4),
+            &Epoch::new(10, 20),
+            Some(error),
+            &labels,
+        );
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             value,
             json!({"host": "n\"1", "exe": "app", "rank": 4, "clock": {"realtime_ns": 20,
-                "monotonic_ns": 10, "esterror_us": 16, "maxerror_us": 250, "synchronized": true}})
+                "monotonic_ns": 10, "esterror_us": 16, "maxerror_us": 250, "synchronized": true},
+                "labels": {"fs": "shm"}})
         );
-        let text = metadata("n", "app", None, &Epoch::new(1, 2), None);
+        let text = metadata("n", "app", None, &Epoch::new(1, 2), None, &[]);
         assert_eq!(
             text,
             r#"{"clock":{"monotonic_ns":1,"realtime_ns":2},"exe":"app","host":"n"}"#

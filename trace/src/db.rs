@@ -420,6 +420,8 @@ struct FileImport<'a> {
     open: HashMap<usize, Open>,
     matcher: Matcher,
     spans: u64,
+    /// The `labels` of the runtime's `perfflow_process` metadata.
+    labels: Vec<(String, String)>,
 }
 
 fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError> {
@@ -444,6 +446,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         open: HashMap::new(),
         matcher: Matcher::default(),
         spans: 0,
+        labels: Vec::new(),
     };
     let mut events = 0u64;
     let mut failed = None;
@@ -487,6 +490,14 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         )
         .map_err(database)?;
     }
+    // A label given on the command line was set with the run and wins.
+    for (key, value) in &state.labels {
+        tx.execute(
+            "INSERT OR IGNORE INTO run_label (run, key, value) VALUES (?1, ?2, ?3)",
+            params![run, key, value],
+        )
+        .map_err(database)?;
+    }
     tx.execute(
         "UPDATE source_file SET events = ?2, truncated = ?3 WHERE id = ?1",
         params![file, events as i64, info.truncated],
@@ -510,6 +521,13 @@ impl FileImport<'_> {
         let process = self.process(pid)?;
         if event.is_metadata() {
             self.facts.entry(pid).or_default().learn(event);
+            if event.name.as_deref() == Some("perfflow_process") {
+                if let Some(labels) = event.args.get("labels").and_then(Value::as_object) {
+                    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), String::from);
+                    self.labels
+                        .extend(labels.iter().map(|(k, v)| (k.clone(), text(v))));
+                }
+            }
             if event.name.as_deref() == Some("thread_name") {
                 if let (Some(tid), Some(name)) =
                     (event.tid, event.args.get("name").and_then(Value::as_str))

@@ -13,7 +13,7 @@
 //! trace is still read: every complete event is kept and
 //! [`Trace::truncated`] is set.
 //!
-//! The crate has five parts:
+//! The crate has six parts:
 //!
 //! * reading: [`stream_trace`] hands each typed [`Event`] of a file to a
 //!   closure as it is read, holding one buffer of input whatever the
@@ -37,7 +37,12 @@
 //!   their labels, processes, threads, spans with depth and parent,
 //!   instants, flows between spans, counters), skipping files already
 //!   there; [`query`] runs SQL (or a [`CANNED`] query) on it and prints a
-//!   table, CSV or JSON.
+//!   table, CSV or JSON;
+//! * comparing runs: [`compare`] sets two sets of repeated runs
+//!   ([`RunProfile`]s, from [`read_run`] or [`db_run`]) side by side per
+//!   function, and [`treatments`] gives each run label's effect on a
+//!   score, alone and given the other labels; both with bootstrap
+//!   intervals ([`stats`]) and plain serialisable results.
 //!
 //! Checking and summarising read only events, never the file format, and
 //! keep only what is open (spans not yet ended, names, threads), so a trace
@@ -66,15 +71,20 @@
 //! `perfflow-trace --help` for its usage.
 
 mod check;
+mod compare;
 mod db;
 mod error;
 mod event;
 mod merge;
 mod read;
+mod runs;
 mod spans;
+pub mod stats;
 mod summary;
+mod treatments;
 
 pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
+pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;
 pub use event::{Event, FieldError, Phase};
@@ -85,4 +95,9 @@ pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,
 };
+pub use runs::{db_run, read_run, FunctionTotals, RunProfile, RunsError};
 pub use summary::{summarize, summary, FunctionStats, Summarizer, Summary, ThreadStats};
+pub use treatments::{
+    scored_runs, treatments, Effect, FactorEffect, Given, Reduce, Score, ScoredRun,
+    TreatmentOptions, Treatments,
+};

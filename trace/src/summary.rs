@@ -515,7 +515,7 @@ pub(crate) fn micros(nanos: i64) -> String {
 
 /// Writes rows as columns separated by two spaces; `right[i]` right-aligns
 /// column `i`. Trailing spaces are not written.
-fn write_table(
+pub(crate) fn write_table(
     f: &mut fmt::Formatter<'_>,
     header: &[&str],
     right: &[bool],

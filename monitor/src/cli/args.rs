@@ -60,6 +60,9 @@ pub struct Config {
     /// Lines to print on stderr before the run: what was assumed (a
     /// duration given without a unit is read as seconds).
     pub notes: Vec<String>,
+    /// perf event groups to count (`--perf-groups`, default: all that
+    /// apply to this processor).
+    pub perf_groups: crate::GroupSelection,
 }
 
 impl Default for Config {
@@ -80,6 +83,7 @@ impl Default for Config {
             target: Target::Scheduler,
             host_name: None,
             notes: Vec::new(),
+            perf_groups: crate::GroupSelection::Matching,
         }
     }
 }
@@ -196,6 +200,7 @@ fn value_flag(word: &str) -> Option<&'static str> {
         "--name" => "--name",
         "--pid" => "--pid",
         "--host-name" => "--host-name",
+        "--perf-groups" => "--perf-groups",
         _ => return None,
     })
 }
@@ -289,6 +294,10 @@ where
                 "--host-name" => {
                     check_host_name(&name, &value)?;
                     set_once(&mut c.host_name, &name, value)?
+                }
+                "--perf-groups" => {
+                    c.perf_groups = crate::GroupSelection::parse(&value)
+                        .or_else(|e| err(format!("{name}: {e}")))?
                 }
                 "--pid" => match value.trim().parse::<i32>() {
                     Ok(p) if p > 0 => c.target = Target::Pid(p),
@@ -426,6 +435,9 @@ OPTIONS:
         --pid PID             follow the process tree of PID
         --host-name NAME      name of this node in the results (default:
                               $PERFFLOW_MONITOR_HOST, else the host name)
+        --perf-groups LIST    perf event groups: all (default: those for
+                              this processor), none, or names from
+                              FLOPS, FLOPS_DP, FLOPS_SP, L2, L3, MEM
     -v, --verbose             log to stdout as well as to the log file
     -h, --help                this help
     -V, --version             the version

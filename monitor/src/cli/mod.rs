@@ -9,6 +9,7 @@
 //! report). [`signals`] and [`log`] serve the run.
 
 pub mod args;
+pub mod dumps;
 pub mod job;
 pub mod log;
 pub mod post;

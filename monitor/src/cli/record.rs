@@ -116,8 +116,30 @@ const SOFTWARE_EVENTS: [&str; 9] = [
     "emulation-faults",
 ];
 
+/// perfmon's name for a RAPL domain: `package-<n>` for a package, and
+/// `<domain>-<n>` for a domain inside package `n` (`core-0`, `dram-0`,
+/// `uncore-0`). Other domains keep their own name.
+pub fn rapl_key(domain: &str) -> String {
+    let key = match domain.split_once('/') {
+        Some((parent, own)) => match parent.strip_prefix("package-") {
+            Some(n) => format!("{own}-{n}"),
+            None => format!("{parent}-{own}"),
+        },
+        None => domain.to_string(),
+    };
+    key_part(&key)
+}
+
+/// The name of the perf group whose metrics give memory bandwidth.
+pub const MEMORY_GROUP: &str = "MEM";
+
 /// The rows of one snapshot for node `host`: always a `cpu` row, a `perf`
-/// row if perf counters work, one `gpu` row per GPU.
+/// row if perf counters were read, one `gpu` row per GPU.
+///
+/// perfmon's keys carry perfmon's units and meaning (raw counters where
+/// perfmon writes raw counters, counts per interval for perf events);
+/// everything else has keys of its own. `docs/monitor-metrics.md` lists
+/// both.
 pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
     let time = (s.timestamp_ns / 1_000) as f64 / 1e6;
     let mut cpu = Row::new(MetricFile::Cpu, host.to_string(), time);
@@ -125,7 +147,8 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
         let t = &p.totals;
         let r = &p.rates;
         cpu.f("cpu_percent", "%", r.cpu_percent);
-        cpu.f("cpu_time", "s", Some(t.user_time_s + t.system_time_s));
+        // perfmon: the user-mode CPU time of the parent and its children.
+        cpu.f("cpu_time", "s", Some(t.user_time_s));
         cpu.f("cpu_time_user", "s", Some(t.user_time_s));
         cpu.f("cpu_time_system", "s", Some(t.system_time_s));
         cpu.f("memory_percent", "%", t.memory_percent);
@@ -133,13 +156,15 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
         cpu.u("memory_info.vms", "bytes", Some(t.vms_bytes));
         cpu.u("memory_info.shared", "bytes", t.shared_bytes);
         cpu.u("memory_full_info.uss", "bytes", t.uss_bytes);
-        cpu.u("memory_full_info.swap", "bytes", t.swap_bytes);
+        // perfmon's schema types `memory_full_info.swap` as a string: the
+        // number has a key of its own.
+        cpu.u("memory_swap", "bytes", t.swap_bytes);
         cpu.u("io_counters.read_bytes", "bytes", t.io.read_bytes);
         cpu.u("io_counters.write_bytes", "bytes", t.io.write_bytes);
         cpu.u("io_counters.read_count", "count", t.io.read_calls);
         cpu.u("io_counters.write_count", "count", t.io.write_calls);
-        cpu.u("io_counters.read_chars", "bytes", t.io.read_chars);
-        cpu.u("io_counters.write_chars", "bytes", t.io.write_chars);
+        cpu.u("io_chars.read_chars", "bytes", t.io.read_chars);
+        cpu.u("io_chars.write_chars", "bytes", t.io.write_chars);
         cpu.f("io_rates.read_bytes", "bytes/s", r.io.read_bytes);
         cpu.f("io_rates.write_bytes", "bytes/s", r.io.write_bytes);
         cpu.f("io_rates.read_chars", "bytes/s", r.io.read_chars);
@@ -153,6 +178,16 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
             "1/s",
             r.nonvoluntary_ctxt_switches,
         );
+        if let Some(c) = &t.cgroup {
+            cpu.f("cgroup.cpu_usage", "s", Some(c.usage_usec as f64 / 1e6));
+            cpu.u("cgroup.memory_peak", "bytes", c.memory_peak_bytes);
+            if let Some(io) = &c.io {
+                cpu.u("cgroup_io.read_bytes", "bytes", Some(io.rbytes));
+                cpu.u("cgroup_io.write_bytes", "bytes", Some(io.wbytes));
+                cpu.u("cgroup_io.read_count", "count", Some(io.rios));
+                cpu.u("cgroup_io.write_count", "count", Some(io.wios));
+            }
+        }
     }
     if let Some(sys) = &s.system {
         cpu.f("cpu_percent_sys", "%", sys.cpu_percent);
@@ -177,98 +212,123 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
         }
     }
     if let Some(n) = &s.net {
-        let ifs: Vec<_> = n
-            .interfaces
-            .iter()
-            .filter(|i| i.counters.name != "lo")
-            .collect();
-        cpu.f(
-            "net_io_counters.bytes_recv",
-            "bytes/s",
-            sum(ifs.iter().map(|i| i.rx_bytes_per_s)),
-        );
-        cpu.f(
-            "net_io_counters.bytes_sent",
-            "bytes/s",
-            sum(ifs.iter().map(|i| i.tx_bytes_per_s)),
-        );
-        cpu.f(
+        // Every interface, loopback included, as psutil's
+        // `net_io_counters(pernic=False)` sums them.
+        let ifs = &n.interfaces;
+        let raw = |f: fn(&crate::parse::net_dev::NetDevice) -> u64| {
+            Some(ifs.iter().map(|i| f(&i.counters)).sum::<u64>())
+        };
+        cpu.u("net_io_counters.bytes_recv", "bytes", raw(|c| c.rx_bytes));
+        cpu.u("net_io_counters.bytes_sent", "bytes", raw(|c| c.tx_bytes));
+        cpu.u(
             "net_io_counters.packets_recv",
-            "1/s",
-            sum(ifs.iter().map(|i| i.rx_packets_per_s)),
+            "count",
+            raw(|c| c.rx_packets),
         );
-        cpu.f(
+        cpu.u(
             "net_io_counters.packets_sent",
-            "1/s",
-            sum(ifs.iter().map(|i| i.tx_packets_per_s)),
+            "count",
+            raw(|c| c.tx_packets),
         );
+        type NetRate = fn(&crate::source::net::NetInterfaceSample) -> Option<f64>;
+        let rates: [(&str, &str, NetRate); 4] = [
+            ("bytes_recv", "bytes/s", |i| i.rx_bytes_per_s),
+            ("bytes_sent", "bytes/s", |i| i.tx_bytes_per_s),
+            ("packets_recv", "1/s", |i| i.rx_packets_per_s),
+            ("packets_sent", "1/s", |i| i.tx_packets_per_s),
+        ];
+        for (key, unit, rate) in rates {
+            cpu.f(
+                format!("net_io_rates.{key}"),
+                unit,
+                sum(ifs.iter().map(rate)),
+            );
+        }
     }
     if let Some(ib) = &s.ib {
         if !ib.ports.is_empty() {
             let p = &ib.ports;
+            let raw = |f: fn(&crate::parse::infiniband::IbPortCounters) -> Option<u64>| {
+                sum(p.iter().map(|x| f(&x.counters).map(|v| v as f64)))
+            };
             cpu.f(
                 "ib_io_counters.port_rcv_data",
-                "bytes/s",
-                sum(p.iter().map(|x| x.rx_bytes_per_s)),
+                "bytes",
+                raw(|c| c.rcv_bytes()),
             );
             cpu.f(
                 "ib_io_counters.port_xmit_data",
-                "bytes/s",
-                sum(p.iter().map(|x| x.tx_bytes_per_s)),
+                "bytes",
+                raw(|c| c.xmit_bytes()),
             );
             cpu.f(
                 "ib_io_counters.port_rcv_packets",
-                "1/s",
-                sum(p.iter().map(|x| x.rx_packets_per_s)),
+                "count",
+                raw(|c| c.rcv_packets),
             );
             cpu.f(
                 "ib_io_counters.port_xmit_packets",
-                "1/s",
-                sum(p.iter().map(|x| x.tx_packets_per_s)),
+                "count",
+                raw(|c| c.xmit_packets),
             );
+            type IbRate = fn(&crate::source::infiniband::IbPortSample) -> Option<f64>;
+            let rates: [(&str, &str, IbRate); 4] = [
+                ("port_rcv_data", "bytes/s", |x| x.rx_bytes_per_s),
+                ("port_xmit_data", "bytes/s", |x| x.tx_bytes_per_s),
+                ("port_rcv_packets", "1/s", |x| x.rx_packets_per_s),
+                ("port_xmit_packets", "1/s", |x| x.tx_packets_per_s),
+            ];
+            for (key, unit, rate) in rates {
+                cpu.f(format!("ib_io_rates.{key}"), unit, sum(p.iter().map(rate)));
+            }
         }
     }
     if let Some(r) = &s.rapl {
         for d in &r.domains {
-            let name = key_part(&d.name.replace('/', "-"));
-            cpu.f(format!("rapl_powercap.{name}"), "W", d.power_w);
+            let name = rapl_key(&d.name);
+            cpu.u(format!("rapl_powercap.{name}"), "uJ", Some(d.energy_uj));
+            cpu.f(format!("rapl_power.{name}"), "W", d.power_w);
             cpu.f(format!("rapl_energy.{name}"), "J", Some(d.energy_total_j));
+        }
+    }
+    if let Some(p) = &s.perf {
+        // perfmon's `memory_bw`: read bandwidth from last-level cache
+        // misses, in bytes per second.
+        let bw = p
+            .groups
+            .iter()
+            .filter(|g| g.group == MEMORY_GROUP)
+            .flat_map(|g| &g.metrics)
+            .find(|m| m.unit.as_deref() == Some("MBytes/s"));
+        if let Some(m) = bw {
+            cpu.f("memory_bw", "bytes/s", m.value.map(|v| v * 1e6));
         }
     }
     let mut out = vec![cpu];
 
     if let Some(p) = &s.perf {
         let mut row = Row::new(MetricFile::Perf, host.to_string(), time);
+        let count = |e: &crate::source::perf::PerfEventSample| e.interval_count.map(|c| c as f64);
         for e in &p.events {
             match e.name.split_once('.') {
                 Some((group, event)) => row.f(
                     format!("{}.{}", key_part(group), key_part(event)),
-                    "1/s",
-                    e.per_s,
+                    "count",
+                    count(e),
                 ),
                 None if SOFTWARE_EVENTS.contains(&e.name.as_str()) => {
-                    let name = key_part(&e.name);
-                    if e.name == "task-clock" {
-                        row.f(
-                            format!("software_events.{name}"),
-                            "CPUs",
-                            p.derived.cpus_utilized,
-                        );
-                    } else if e.name == "cpu-clock" {
-                        // ns of CPU per s of wall time = CPUs busy.
-                        row.f(
-                            format!("software_events.{name}"),
-                            "CPUs",
-                            e.per_s.map(|v| v / 1e9),
-                        );
+                    let key = format!("software_events.{}", key_part(&e.name));
+                    if e.name == "task-clock" || e.name == "cpu-clock" {
+                        // perf stat prints CPU clocks in milliseconds.
+                        row.f(key, "ms", count(e).map(|ns| ns / 1e6));
                     } else {
-                        row.f(format!("software_events.{name}"), "1/s", e.per_s);
+                        row.f(key, "count", count(e));
                     }
                 }
                 None => row.f(
                     format!("hardware_events.{}", key_part(&e.name)),
-                    "1/s",
-                    e.per_s,
+                    "count",
+                    count(e),
                 ),
             }
         }
@@ -283,6 +343,7 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
             "%",
             p.derived.branch_miss_percent,
         );
+        row.f("derived.cpus_utilized", "CPUs", p.derived.cpus_utilized);
         for g in &p.groups {
             for m in &g.metrics {
                 let unit = m.unit.clone().unwrap_or_else(|| "ratio".to_string());
@@ -308,22 +369,30 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
             );
             row.f("encoder_util", "%", f32(d.encoder_percent));
             row.f("decoder_util", "%", f32(d.decoder_percent));
-            row.u("memory_info.used", "bytes", d.memory_used_bytes);
-            row.u("memory_info.total", "bytes", d.memory_total_bytes);
-            row.u("bar1_memory.used", "bytes", d.bar1_used_bytes);
-            row.f("power_usage", "W", d.power_w);
+            row.u("memory_used.gpu_memory", "bytes", d.memory_used_bytes);
+            row.u("memory_used.bar1_memory", "bytes", d.bar1_used_bytes);
+            row.u("memory_total.gpu_memory", "bytes", d.memory_total_bytes);
+            row.u("memory_total.bar1_memory", "bytes", d.bar1_total_bytes);
+            row.f("power_usage", "mW", f32(d.power_mw));
             row.f("energy", "J", d.energy_j);
             row.f("temperature", "C", f32(d.temperature_c));
             row.f("fan_speed", "%", f32(d.fan_percent));
             row.f("clock_info.graphics", "MHz", f32(d.clock_graphics_mhz));
             row.f("clock_info.sm", "MHz", f32(d.clock_sm_mhz));
             row.f("clock_info.memory", "MHz", f32(d.clock_memory_mhz));
-            row.f("pci_thgpt.send", "bytes/s", d.pcie_tx_bytes_per_s);
-            row.f("pci_thgpt.recv", "bytes/s", d.pcie_rx_bytes_per_s);
-            row.f("violation.power", "%", d.power_violation_percent);
-            row.f("violation.thermal", "%", d.thermal_violation_percent);
-            row.u("ecc_errors.corrected", "count", d.ecc_corrected);
-            row.u("ecc_errors.uncorrected", "count", d.ecc_uncorrected);
+            row.f("pci_thgpt.send", "KB/s", f32(d.pcie_tx_kb_s));
+            row.f("pci_thgpt.recv", "KB/s", f32(d.pcie_rx_kb_s));
+            row.u("violation", "ns", d.violation_ns);
+            row.f("violation_percent.power", "%", d.power_violation_percent);
+            row.f(
+                "violation_percent.thermal",
+                "%",
+                d.thermal_violation_percent,
+            );
+            // perfmon's `sp` and `dp` are NVML's single-bit (corrected) and
+            // double-bit (uncorrected) aggregate counts.
+            row.u("ecc_errors.sp", "count", d.ecc_corrected);
+            row.u("ecc_errors.dp", "count", d.ecc_uncorrected);
             row.u(
                 "num_procs",
                 "count",
@@ -338,6 +407,15 @@ pub fn rows(s: &Snapshot, host: &str) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rapl_domains_take_perfmon_names() {
+        assert_eq!(rapl_key("package-0"), "package-0");
+        assert_eq!(rapl_key("package-1/core"), "core-1");
+        assert_eq!(rapl_key("package-0/dram"), "dram-0");
+        assert_eq!(rapl_key("package-0/uncore"), "uncore-0");
+        assert_eq!(rapl_key("psys"), "psys");
+    }
 
     #[test]
     fn machine_names_never_add_a_nesting_level() {

@@ -50,6 +50,12 @@ const DETAIL_INTERVAL: Duration = Duration::from_secs(5);
 /// new processes.
 const TREE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Least time between reads of the perf counters and of the processes'
+/// `io` files: at fast sampling rates they are the costliest reads left
+/// (one `read` per counter per task, one `io` file per process), and a
+/// second is fine enough for both.
+const SLOW_INTERVAL: Duration = Duration::from_secs(1);
+
 /// The name this node goes by: `--host-name`, `PERFFLOW_MONITOR_HOST`, or
 /// the host name.
 pub fn host_name(config: &Config) -> String {
@@ -279,12 +285,33 @@ struct NodeState {
     hardware: Value,
     processes: BTreeSet<String>,
     stop_reason: Option<String>,
+    /// The main process whose metadata is `parent_proc_md`.
+    parent_pid: Option<i32>,
+    parent_proc_md: Value,
+    /// `-l`, or the launcher identified from the job's processes.
+    launcher: Option<String>,
 }
 
 fn node_meta(config: &Config, followed: &Followed, node: &NodeState, sampler: &Sampler) -> Value {
+    let mut job = job_meta(config, followed);
+    if job["launcher"].is_null() {
+        job["launcher"] = json!(node.launcher);
+    }
+    let accounting = sampler.cpu_accounting().map(|a| match a {
+        crate::source::process::CpuAccounting::Cgroup(dir) => {
+            json!({"method": a.method(), "cgroup": dir.display().to_string()})
+        }
+        _ => json!({"method": a.method()}),
+    });
     json!({
+        "parent_proc_md": node.parent_proc_md,
+        "micro_architecture": crate::source::perf::CpuId::read(&sampler.config().proc_root)
+            .as_ref()
+            .and_then(crate::groups::micro_architecture),
+        "launcher": node.launcher,
+        "cpu_accounting": accounting,
         "host": node.host,
-        "job": job_meta(config, followed),
+        "job": job,
         "start_time": node.start,
         "end_time": node.end,
         "monitor_pid": std::process::id(),
@@ -306,6 +333,8 @@ struct Recorder<'a> {
     node: NodeState,
     /// Unavailable sources already logged.
     reported: usize,
+    /// `.perf_event_list.json` is written.
+    perf_list_written: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -333,8 +362,12 @@ impl<'a> Recorder<'a> {
                 hardware: hardware_metadata().to_json_value(),
                 processes: BTreeSet::new(),
                 stop_reason: None,
+                parent_pid: None,
+                parent_proc_md: json!({}),
+                launcher: config.launcher.clone(),
             },
             reported: 0,
+            perf_list_written: false,
         }
     }
 
@@ -345,6 +378,16 @@ impl<'a> Recorder<'a> {
         }
         self.reported = sampler.unavailable().len();
         if let Some(p) = &snapshot.process {
+            if self.node.parent_pid != Some(p.root_pid) {
+                let proc_root = &sampler.config().proc_root;
+                self.node.parent_pid = Some(p.root_pid);
+                self.node.parent_proc_md =
+                    crate::process_meta::parent_process_metadata(proc_root, p.root_pid);
+                if self.config.launcher.is_none() {
+                    let found = crate::process_meta::identify_launcher(proc_root, &[p.root_pid]);
+                    self.node.launcher = found.map(str::to_string);
+                }
+            }
             for proc in &p.processes {
                 if self.node.processes.len() < MAX_PROCESS_NAMES {
                     self.node
@@ -353,7 +396,21 @@ impl<'a> Recorder<'a> {
                 }
             }
         }
-        self.store.push(&record::rows(snapshot, &self.node.host));
+        let rows = record::rows(snapshot, &self.node.host);
+        if !self.perf_list_written {
+            let secs = self.config.interval.as_secs_f64();
+            if let Some(list) = rows
+                .iter()
+                .find_map(|r| super::dumps::perf_event_list(r, secs))
+            {
+                self.perf_list_written = true;
+                if let Err(e) = super::dumps::write_perf_event_list(&self.config.out_dir(), &list) {
+                    self.log
+                        .warn(&format!("cannot write the perf event list: {e}"));
+                }
+            }
+        }
+        self.store.push(&rows);
         if let Some(t) = self.trace.as_mut() {
             t.push(snapshot);
         }
@@ -578,8 +635,11 @@ pub fn run(config: &Config) -> i32 {
             // New processes of the job are found within a second; known
             // ones are read at every sample.
             tree_interval: config.interval.max(TREE_INTERVAL),
+            io_interval: config.interval.max(SLOW_INTERVAL),
             ..ProcessDetail::default()
         },
+        perf_groups: config.perf_groups.clone(),
+        perf_interval: config.interval.max(SLOW_INTERVAL),
         ..SamplerConfig::default()
     });
     sampler.set_roots(&followed.roots);
@@ -589,6 +649,13 @@ pub fn run(config: &Config) -> i32 {
         .map(ToString::to_string)
         .collect();
     log.info(&format!("sources: {}", names.join(", ")));
+    if config.verbose {
+        let run_config = super::dumps::run_config(config, &host, &followed.job.id, &sampler);
+        match super::dumps::write_run_config(&config.out_dir(), &host, &run_config) {
+            Ok(p) => log.info(&format!("configuration: {}", p.display())),
+            Err(e) => log.warn(&format!("cannot write the configuration: {e}")),
+        }
+    }
     let mut recorder = Recorder::open(config, &log, &host, &followed.job.id, store);
     recorder.checkpoint(&followed, &sampler);
 

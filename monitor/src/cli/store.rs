@@ -261,7 +261,7 @@ fn read_node_file(path: &Path, data: &mut BTreeMap<MetricFile, FileData>) -> usi
 
 /// Puts `value` at the dotted `key` of `obj`, creating objects on the way.
 /// A key that collides with a value already there is left out.
-fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
     let mut parts = key.split('.').peekable();
     let mut cur = obj;
     while let Some(part) = parts.next() {
@@ -277,6 +277,27 @@ fn insert_nested(obj: &mut Map<String, Value>, key: &str, value: Value) {
             _ => return,
         }
     }
+}
+
+/// A series with every gap filled, as perfmon's schema wants numbers
+/// only: a missing value takes the one before it (perfmon pads short
+/// series with their last value too), and missing values at the start take
+/// the first value seen. `None` if the series has no value at all (the key
+/// is then left out).
+fn fill_gaps(series: &[Option<f64>]) -> Option<Vec<f64>> {
+    let first = series.iter().flatten().next().copied()?;
+    let mut last = first;
+    Some(
+        series
+            .iter()
+            .map(|v| {
+                if let Some(v) = v {
+                    last = *v;
+                }
+                last
+            })
+            .collect(),
+    )
 }
 
 fn lock(metrics_dir: &Path) -> Result<File, Error> {
@@ -412,15 +433,22 @@ pub fn combine_and<R>(
             let mut obj = Map::new();
             obj.insert("time_stamps".into(), json!(hs.times));
             for (k, s) in hs.series {
-                insert_nested(&mut obj, &k, json!(s));
+                if let Some(filled) = fill_gaps(&s) {
+                    insert_nested(&mut obj, &k, json!(filled));
+                }
             }
             if file == MetricFile::Cpu {
-                let procs = metas
-                    .get(host)
+                let meta = metas.get(host);
+                let procs = meta
                     .map(|m| m["processes"].clone())
                     .filter(Value::is_array)
                     .unwrap_or_else(|| json!([]));
                 obj.insert("child_proc_md".into(), procs);
+                let parent = meta
+                    .map(|m| m["parent_proc_md"].clone())
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({}));
+                obj.insert("parent_proc_md".into(), parent);
             }
             out.insert(host.clone(), Value::Object(obj));
         }
@@ -454,7 +482,15 @@ pub fn combine_and<R>(
             "unavailable".into(),
             m.get("unavailable").cloned().unwrap_or_else(|| json!([])),
         );
-        for k in ["start_time", "end_time", "stop_reason", "monitor_pid"] {
+        for k in [
+            "start_time",
+            "end_time",
+            "stop_reason",
+            "monitor_pid",
+            "cpu_accounting",
+            "launcher",
+            "micro_architecture",
+        ] {
             if let Some(v) = m.get(k) {
                 h.insert(k.into(), v.clone());
             }
@@ -515,10 +551,8 @@ mod tests {
             gpu["gpu-0.nodeA"]["utilization_rates"]["gpu"],
             json!([90.0])
         );
-        assert_eq!(
-            gpu["gpu-1.nodeA"]["utilization_rates"]["gpu"],
-            json!([null])
-        );
+        // A series without any value is left out.
+        assert_eq!(gpu["gpu-1.nodeA"].get("utilization_rates"), None);
         assert_eq!(gpu["units"]["utilization_rates.gpu"], "%");
         assert_eq!(gpu["sampling_frequency"], 0.5);
         let cpu = read("cpu_metrics.json");
@@ -541,6 +575,15 @@ mod tests {
         combine(tmp.path()).unwrap();
         assert!(!tmp.path().join("nv_gpu_metrics.json").exists());
         assert!(tmp.path().join("perf_metrics.json").exists());
+    }
+
+    #[test]
+    fn gaps_take_the_value_before_them_and_a_late_start_the_first_value() {
+        assert_eq!(
+            fill_gaps(&[None, Some(2.0), None, Some(4.0), None]),
+            Some(vec![2.0, 2.0, 2.0, 4.0, 4.0])
+        );
+        assert_eq!(fill_gaps(&[None, None]), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! line. Fields that some kernels or configurations do not provide are
 //! `Option`s; a missing optional field is never an error.
 
+pub mod cgroup;
 pub mod cpuinfo;
 pub mod group;
 pub mod infiniband;

@@ -51,6 +51,8 @@ pub struct GpuDeviceSample {
     pub bar1_used_bytes: Option<u64>,
     /// BAR1 memory size, bytes.
     pub bar1_total_bytes: Option<u64>,
+    /// Power draw now, milliwatts, as NVML reports it.
+    pub power_mw: Option<u32>,
     /// Power draw now, watts.
     pub power_w: Option<f64>,
     /// Energy since the driver was loaded, joules (cumulative).
@@ -68,8 +70,12 @@ pub struct GpuDeviceSample {
     pub clock_sm_mhz: Option<u32>,
     /// Memory clock, MHz.
     pub clock_memory_mhz: Option<u32>,
-    /// PCIe transmit throughput, bytes/s (NVML reports KiB/s over a 20 ms
-    /// window).
+    /// PCIe transmit throughput, KB/s over a 20 ms window, as NVML reports
+    /// it.
+    pub pcie_tx_kb_s: Option<u32>,
+    /// PCIe receive throughput, KB/s, as NVML reports it.
+    pub pcie_rx_kb_s: Option<u32>,
+    /// PCIe transmit throughput, bytes/s (NVML's KiB/s times 1024).
     pub pcie_tx_bytes_per_s: Option<f64>,
     /// PCIe receive throughput, bytes/s.
     pub pcie_rx_bytes_per_s: Option<f64>,
@@ -77,6 +83,9 @@ pub struct GpuDeviceSample {
     pub throttle_reasons: Option<u64>,
     /// Names of the set throttle reason bits.
     pub throttle_reason_names: Vec<&'static str>,
+    /// Time clocks were held below the application clocks by any limit,
+    /// ns (cumulative; NVML's `TOTAL_APP_CLOCKS` policy).
+    pub violation_ns: Option<u64>,
     /// Time clocks were held down by the power limit, ns (cumulative).
     pub power_violation_ns: Option<u64>,
     /// Time clocks were held down by temperature, ns (cumulative).
@@ -85,9 +94,10 @@ pub struct GpuDeviceSample {
     pub power_violation_percent: Option<f64>,
     /// Share of the last interval held down by temperature, percent.
     pub thermal_violation_percent: Option<f64>,
-    /// Corrected (single-bit) ECC errors since the driver was loaded.
+    /// Corrected (single-bit) ECC errors over the device's life
+    /// (aggregate counter).
     pub ecc_corrected: Option<u64>,
-    /// Uncorrected (double-bit) ECC errors since the driver was loaded.
+    /// Uncorrected (double-bit) ECC errors over the device's life.
     pub ecc_uncorrected: Option<u64>,
     /// Compute processes on the device.
     pub processes: Option<Vec<GpuProcess>>,
@@ -139,9 +149,11 @@ pub struct NvmlAnswers {
     pub power_violation: Result<ViolationTime, NvmlError>,
     /// `violation_status(Thermal)`.
     pub thermal_violation: Result<ViolationTime, NvmlError>,
-    /// `total_ecc_errors(Corrected, Volatile)`.
+    /// `violation_status(TotalAppClocks)`.
+    pub total_violation: Result<ViolationTime, NvmlError>,
+    /// `total_ecc_errors(Corrected, Aggregate)`.
     pub ecc_corrected: Result<u64, NvmlError>,
-    /// `total_ecc_errors(Uncorrected, Volatile)`.
+    /// `total_ecc_errors(Uncorrected, Aggregate)`.
     pub ecc_uncorrected: Result<u64, NvmlError>,
     /// `running_compute_processes`.
     pub compute_processes: Result<Vec<ProcessInfo>, NvmlError>,
@@ -241,6 +253,7 @@ pub fn convert(
     let thr = take!("throttle reasons", a.throttle_reasons);
     let pv = take!("power violation status", a.power_violation);
     let tv = take!("thermal violation status", a.thermal_violation);
+    let total_v = take!("violation status (all limits)", a.total_violation);
     let eccc = take!("corrected ECC errors", a.ecc_corrected);
     let eccu = take!("uncorrected ECC errors", a.ecc_uncorrected);
     let procs = take!("compute processes", a.compute_processes);
@@ -262,6 +275,7 @@ pub fn convert(
         memory_total_bytes: mem.as_ref().map(|m| m.total),
         bar1_used_bytes: bar1.as_ref().map(|b| b.used),
         bar1_total_bytes: bar1.as_ref().map(|b| b.total),
+        power_mw,
         power_w: power_mw.map(|p| f64::from(p) / 1000.0),
         energy_j: energy_mj.map(|e| e as f64 / 1000.0),
         energy_power_w,
@@ -270,10 +284,13 @@ pub fn convert(
         clock_graphics_mhz: cg,
         clock_sm_mhz: cs,
         clock_memory_mhz: cm,
+        pcie_tx_kb_s: tx,
+        pcie_rx_kb_s: rx,
         pcie_tx_bytes_per_s: tx.map(|k| f64::from(k) * 1024.0),
         pcie_rx_bytes_per_s: rx.map(|k| f64::from(k) * 1024.0),
         throttle_reasons: bits,
         throttle_reason_names: bits.map(throttle_names).unwrap_or_default(),
+        violation_ns: total_v.map(|v| v.violation_time),
         power_violation_ns: pv.map(|v| v.0),
         thermal_violation_ns: tv.map(|v| v.0),
         power_violation_percent: violation_percent(prev.and_then(|p| p.power_violation), pv),
@@ -321,8 +338,9 @@ pub fn ask(device: &Device<'_>, index: u32) -> NvmlAnswers {
         throttle_reasons: device.current_throttle_reasons(),
         power_violation: device.violation_status(PerformancePolicy::Power),
         thermal_violation: device.violation_status(PerformancePolicy::Thermal),
-        ecc_corrected: device.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
-        ecc_uncorrected: device.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+        total_violation: device.violation_status(PerformancePolicy::TotalAppClocks),
+        ecc_corrected: device.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate),
+        ecc_uncorrected: device.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate),
         compute_processes: device.running_compute_processes(),
     }
 }
@@ -447,6 +465,10 @@ mod tests {
                 violation_time: power_violation_ns,
             }),
             thermal_violation: Err(NvmlError::NotSupported),
+            total_violation: Ok(ViolationTime {
+                reference_time: reference_us,
+                violation_time: 2 * power_violation_ns,
+            }),
             ecc_corrected: Ok(2),
             ecc_uncorrected: Ok(0),
             compute_processes: Ok(vec![ProcessInfo {
@@ -468,6 +490,8 @@ mod tests {
         assert_eq!(s.memory_total_bytes, Some(80 << 30));
         assert_eq!(s.bar1_used_bytes, Some(8 << 30));
         assert_eq!(s.power_w, Some(312.5));
+        assert_eq!(s.power_mw, Some(312_500));
+        assert_eq!((s.pcie_tx_kb_s, s.pcie_rx_kb_s), (Some(2048), Some(1024)));
         assert_eq!(s.energy_j, Some(1000.0));
         assert_eq!(s.temperature_c, Some(64));
         assert_eq!(
@@ -493,6 +517,7 @@ mod tests {
         assert_eq!(s.decoder_percent, None);
         assert_eq!(s.fan_percent, None);
         assert_eq!(s.thermal_violation_ns, None);
+        assert_eq!(s.violation_ns, Some(0));
         assert_eq!(
             notes,
             vec![

@@ -123,14 +123,14 @@ impl KeptFile {
     /// The file's current text; opens it on first use, and again after an
     /// error or when its descriptor was closed or replaced.
     pub(crate) fn read<'r>(&mut self, reader: &'r mut TextReader) -> Result<&'r str, Error> {
-        if self.file.as_ref().is_some_and(|k| k.get().is_none()) {
+        // One identity check per read (see `crate::fd`).
+        let checked = self.file.as_ref().and_then(Kept::get).is_some();
+        if !checked {
             self.file = None;
-        }
-        if self.file.is_none() {
             let file = open_high(&self.path).map_err(|e| Error::io(&self.path, e))?;
             self.file = Kept::new(file);
         }
-        let Some(f) = self.file.as_ref().and_then(Kept::get) else {
+        let Some(f) = self.file.as_ref().map(Kept::just_kept) else {
             return Err(Error::io(&self.path, std::io::ErrorKind::NotFound.into()));
         };
         if let Err(e) = reader.reread(f, &self.path) {

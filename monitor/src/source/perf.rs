@@ -45,6 +45,9 @@ pub struct PerfEventSample {
     /// Cumulative count since the probe, scaled for multiplexing
     /// (`task-clock` in nanoseconds).
     pub count: u64,
+    /// Count over the interval since the previous sample (since the probe
+    /// for the first sample), as `perf stat -I` prints it.
+    pub interval_count: Option<u64>,
     /// Count per second since the previous sample.
     pub per_s: Option<f64>,
     /// True if some counter was not on the PMU all the time (the count is
@@ -73,8 +76,8 @@ pub struct MetricValue {
     pub name: String,
     /// Unit, if the group gives one.
     pub unit: Option<String>,
-    /// Value over the last interval (`None` on the first sample or without
-    /// inputs).
+    /// Value over the last interval (since the probe on the first sample;
+    /// `None` without inputs).
     pub value: Option<f64>,
 }
 
@@ -256,7 +259,12 @@ impl CpuId {
     /// the x86 fields.
     pub fn read(proc_root: &Path) -> Option<CpuId> {
         let text = std::fs::read_to_string(proc_root.join("cpuinfo")).ok()?;
-        let procs = crate::parse::cpuinfo::parse(&text).ok()?;
+        CpuId::from_cpuinfo(&text)
+    }
+
+    /// The identity of the first processor of a `/proc/cpuinfo` text.
+    pub fn from_cpuinfo(text: &str) -> Option<CpuId> {
+        let procs = crate::parse::cpuinfo::parse(text).ok()?;
         let p = procs.first()?;
         Some(CpuId {
             vendor: p.vendor.clone()?,
@@ -321,7 +329,7 @@ impl PerfSource {
                     name: g.name().to_string(),
                     kind: Kind::Generic(g),
                     counters: Kept::new(c).into_iter().collect(),
-                    prev: None,
+                    prev: Some(0),
                     delta: None,
                 }),
                 Err(e) => notes.push(format!("{}: {}", g.name(), refusal(&e, paranoid))),
@@ -330,34 +338,9 @@ impl PerfSource {
 
         // 3. Groups.
         let cpu = CpuId::read(req.proc_root);
-        let wanted: Vec<&EventGroup> = match req.groups {
-            GroupSelection::None => Vec::new(),
-            GroupSelection::Matching => req
-                .known_groups
-                .iter()
-                .filter(|g| {
-                    cpu.as_ref()
-                        .is_some_and(|c| g.matches(&c.vendor, c.family, c.model))
-                })
-                .collect(),
-            GroupSelection::Named(names) => names
-                .iter()
-                .filter_map(|n| {
-                    let found = req.known_groups.iter().find(|g| {
-                        &g.name == n
-                            && cpu
-                                .as_ref()
-                                .is_some_and(|c| g.matches(&c.vendor, c.family, c.model))
-                    });
-                    if found.is_none() {
-                        notes.push(format!(
-                            "group {n}: no group of that name for this processor"
-                        ));
-                    }
-                    found
-                })
-                .collect(),
-        };
+        let (wanted, group_notes) =
+            crate::groups::select(req.known_groups, cpu.as_ref(), req.groups);
+        notes.extend(group_notes);
         let mut groups = Vec::new();
         'groups: for g in wanted {
             let mut idx = Vec::new();
@@ -384,7 +367,7 @@ impl PerfSource {
                                 name: format!("{}.{}", g.name, ev.name),
                                 kind: Kind::Raw(config),
                                 counters: Kept::new(c).into_iter().collect(),
-                                prev: None,
+                                prev: Some(0),
                                 delta: None,
                             });
                         }
@@ -424,12 +407,14 @@ impl PerfSource {
                 attached += 1;
             }
         }
+        // Counting started at the probe: the first sample's interval
+        // begins here.
         Ok(PerfSource {
             scope,
             tasks: attached,
             events,
             groups,
-            prev_time: None,
+            prev_time: Some(Instant::now()),
         })
     }
 
@@ -476,6 +461,7 @@ impl PerfSource {
             out.push(PerfEventSample {
                 name: ev.name.clone(),
                 count: total,
+                interval_count: ev.delta,
                 per_s: ev.delta.zip(dt).map(|(d, dt)| d as f64 / dt),
                 multiplexed,
             });

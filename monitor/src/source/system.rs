@@ -27,7 +27,7 @@ pub struct CoreSample {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SystemSample {
     /// Busy percentage of all CPUs together since the previous sample
-    /// (100 = every CPU busy).
+    /// (100 = every CPU busy); on the first sample, since boot.
     pub cpu_percent: Option<f64>,
     /// Raw aggregate CPU times (ticks).
     pub cpu_times: Option<CpuTimes>,
@@ -198,19 +198,24 @@ impl SystemSource {
                     .zip(freqs)
                     .map(|((cpu, times), freq_mhz)| CoreSample {
                         cpu: *cpu,
-                        percent: prev
-                            .and_then(|p| p.cpus.iter().find(|(c, _)| c == cpu))
-                            .and_then(|(_, pt)| times.busy_percent_since(pt)),
+                        percent: match prev {
+                            Some(p) => p
+                                .cpus
+                                .iter()
+                                .find(|(c, _)| c == cpu)
+                                .and_then(|(_, pt)| times.busy_percent_since(pt)),
+                            None => times.busy_percent_since(&CpuTimes::default()),
+                        },
                         freq_mhz,
                     })
                     .collect()
             })
             .unwrap_or_default();
         let sample = SystemSample {
-            cpu_percent: stat
-                .as_ref()
-                .zip(prev)
-                .and_then(|(s, p)| s.total.busy_percent_since(&p.total)),
+            cpu_percent: stat.as_ref().and_then(|s| {
+                let since = prev.map_or_else(CpuTimes::default, |p| p.total);
+                s.total.busy_percent_since(&since)
+            }),
             cpu_times: stat.as_ref().map(|s| s.total),
             cores,
             context_switches_per_s: rate(

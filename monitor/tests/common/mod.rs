@@ -214,6 +214,45 @@ fn spin_thread(stop: Arc<AtomicBool>, fault: bool) {
     });
 }
 
+/// CPU time (user + system) of the calling process (`RUSAGE_SELF`) or of
+/// its reaped children (`RUSAGE_CHILDREN`), in nanoseconds.
+pub fn rusage_cpu_ns(who: libc::c_int) -> u64 {
+    // SAFETY: an all-zero rusage is a valid value to overwrite.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `r` is a valid rusage to write into.
+    let rc = unsafe { libc::getrusage(who, &mut r) };
+    assert_eq!(rc, 0, "getrusage");
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(r.ru_utime) + ns(r.ru_stime)
+}
+
+/// Writes `bytes` zero bytes to `/dev/null`.
+fn write_null(bytes: usize) {
+    let mut null = std::fs::File::create("/dev/null").expect("open /dev/null");
+    let chunk = vec![0u8; 64 << 10];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        null.write_all(&chunk[..n]).expect("write /dev/null");
+        left -= n;
+    }
+}
+
+/// Runs one short task, a copy of this binary that uses `ms` of CPU time,
+/// writes `bytes` to `/dev/null` and exits, and waits for it.
+fn run_task(entry: &str, ms: u64, bytes: u64) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let status = Command::new(exe)
+        .args([entry, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(WORKLOAD, format!("task:{ms}:{bytes}"))
+        .env(ENTRY, entry)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("run a task");
+    assert!(status.success(), "task failed: {status}");
+}
+
 /// Runs the workload named in the environment and exits, if there is one;
 /// otherwise returns at once.
 pub fn run_workload_if_requested() {
@@ -226,6 +265,66 @@ pub fn run_workload_if_requested() {
     let stop = Arc::new(AtomicBool::new(false));
     let mut children = Vec::new();
     match kind {
+        "task" => {
+            let (ms, bytes) = arg.split_once(':').unwrap_or((arg, "0"));
+            burn_cpu(ms.parse::<u64>().unwrap_or(50) * 1_000_000);
+            write_null(bytes.parse().unwrap_or(0));
+            std::process::exit(0);
+        }
+        "tasks" => {
+            // On each request `<n> <ms> [<bytes>]`: runs n tasks of `ms`
+            // CPU time each, writing `bytes` each, one after the other,
+            // then answers `tasks <CPU ns of the reaped tasks> <own CPU
+            // ns>` from getrusage and `<wchar>` of its own /proc/self/io.
+            ready(&[me]);
+            for line in std::io::stdin().lines().map_while(Result::ok) {
+                let mut words = line.split_ascii_whitespace().map(|w| w.parse().unwrap());
+                let (n, ms) = (words.next().unwrap_or(0), words.next().unwrap_or(0));
+                let bytes = words.next().unwrap_or(0);
+                for _ in 0..n {
+                    run_task(&entry, ms, bytes);
+                }
+                let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+                let wchar = io
+                    .lines()
+                    .find_map(|l| l.strip_prefix("wchar: "))
+                    .unwrap_or("0")
+                    .to_string();
+                println!(
+                    "tasks {} {} {wchar}",
+                    rusage_cpu_ns(libc::RUSAGE_CHILDREN),
+                    rusage_cpu_ns(libc::RUSAGE_SELF)
+                );
+                let _ = std::io::stdout().flush();
+            }
+            std::process::exit(0);
+        }
+        "writer" => {
+            // Writes `arg` bytes to /dev/null, then holds still.
+            write_null(arg.parse().unwrap_or(0));
+            ready(&[me]);
+        }
+        "reaper" => {
+            // A `writer:<arg>` child; on the request `reap` it is ended
+            // and reaped, and the answer is `reaped <own wchar>`.
+            let c = spawn(&entry, &format!("writer:{arg}"));
+            let mut all = vec![me];
+            all.extend(&c.pids);
+            ready(&all);
+            let mut child = Some(c);
+            for line in std::io::stdin().lines().map_while(Result::ok) {
+                if line.trim() == "reap" {
+                    if let Some(c) = child.take() {
+                        c.finish();
+                    }
+                    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+                    let wchar = io.lines().find_map(|l| l.strip_prefix("wchar: "));
+                    println!("reaped {}", wchar.unwrap_or("0"));
+                    let _ = std::io::stdout().flush();
+                }
+            }
+            std::process::exit(0);
+        }
         "idle" => ready(&[me]),
         "alloc" => {
             let mib: usize = arg.parse().unwrap_or(256);

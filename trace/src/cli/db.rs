@@ -30,13 +30,14 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub run: Option<String>,
     /// A label of the run (repeatable; a KEY given again replaces its
-    /// value)
+    /// value); it wins over a label of the same KEY that the traces carry
+    /// (the runtime's `labels` option)
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
     pub labels: Vec<(String, String)>,
 }
 
 /// `KEY=VALUE` with a non-empty KEY; the VALUE may hold `=` or be empty.
-fn label(value: &str) -> Result<(String, String), String> {
+pub(super) fn label(value: &str) -> Result<(String, String), String> {
     match value.split_once('=') {
         Some((key, label)) if !key.is_empty() => Ok((key.to_string(), label.to_string())),
         _ => Err("expected KEY=VALUE with a non-empty KEY".to_string()),

@@ -12,11 +12,13 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
+mod compare;
 mod db;
 mod generate;
 mod merge;
 mod sql;
 mod summary;
+mod treatments;
 
 /// Exit status: everything was valid.
 pub const EXIT_OK: u8 = 0;
@@ -45,6 +47,7 @@ Exit status:
   1  a FILE cannot be read, is invalid, or misses an expectation; a
      database or output file cannot be written
   2  the command line is wrong
+  3  compare --fail-if-slower: a significant slowdown beyond the limit
 
 Examples:
   perfflow-trace check perfflow.array.node1.4242.pfw
@@ -53,7 +56,9 @@ Examples:
   perfflow-trace summary perfflow.array.*.pfw
   perfflow-trace merge --fix-clocks run/ -o workflow.pfw
   perfflow-trace db -o runs.sqlite run/ --run baseline --label nodes=4
-  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"";
+  perfflow-trace sql runs.sqlite \"SELECT name, COUNT(*) FROM span GROUP BY name\"
+  perfflow-trace compare --a base/* --b new/* --fail-if-slower 5
+  perfflow-trace treatments runs.sqlite --score wall";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,6 +82,8 @@ enum Command {
     Merge(merge::Args),
     Db(db::Args),
     Sql(sql::Args),
+    Compare(compare::Args),
+    Treatments(treatments::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
 }
@@ -110,6 +117,8 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 
         Command::Merge(args) => merge::run(args, out, err),
         Command::Db(args) => db::run(args, out, err),
         Command::Sql(args) => sql::run(args, out, err),
+        Command::Compare(args) => compare::run(args, out, err),
+        Command::Treatments(args) => treatments::run(args, out, err),
         Command::Completions(args) => generate::completions(args, out, err),
         Command::Man(args) => generate::man(args, out, err),
     }

@@ -217,3 +217,36 @@ pub fn monitor_file(dir: &Path) -> PathBuf {
          ,{\"name\":\"mem used (bytes)\",\"ph\":\"C\",\"pid\":300,\"tid\":300,\"ts\":2000100.000,\"args\":{\"value\":1048576}}\n]\n",
     )
 }
+
+/// A millisecond in nanoseconds.
+pub const MS: u64 = 1_000_000;
+
+/// Writes one run of a program in `dir`: `main` (a B/E pair) around
+/// `setup`, `work` (two X events of half `work` each) and `finish`, with
+/// `gap` of main's own time before `setup`; durations in nanoseconds.
+pub fn program_run(dir: &Path, setup: u64, work: u64, finish: u64, gap: u64) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("run directory");
+    let start = 1_000 * MS;
+    let x = |name: &str, ts: u64, dur: u64| {
+        format!(
+            "{{\"name\":\"{name}\",\"cat\":\"app\",\"pid\":5,\"tid\":5,\"ts\":{}.{:03},\"dur\":{}.{:03},\"ph\":\"X\"}},\n",
+            ts / 1000,
+            ts % 1000,
+            dur / 1000,
+            dur % 1000
+        )
+    };
+    let mut body = event("main", "app", "B", 5, 5, start);
+    let mut now = start + gap;
+    body += &x("setup", now, setup);
+    now += setup;
+    for _ in 0..2 {
+        body += &x("work", now, work / 2);
+        now += work / 2;
+    }
+    body += &x("finish", now, finish);
+    now += finish;
+    body += &event("main", "app", "E", 5, 5, now);
+    runtime_file(dir, "n1", "app", 5, &body);
+    dir.to_path_buf()
+}
