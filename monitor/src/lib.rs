@@ -48,6 +48,7 @@ pub mod duration;
 pub mod error;
 pub mod fd;
 pub mod groups;
+pub mod install;
 pub mod metadata;
 pub mod parse;
 pub mod process_meta;
