@@ -9,9 +9,11 @@
 //   2. runs it by handing the module to perfflow_weave_module() in Rust;
 //   3. turns the Rust outcome into PreservedAnalyses, or into an LLVM error
 //      diagnostic that fails the compilation;
-//   4. lends the weaver the two IR utilities LLVM's C API lacks: splitting a
-//      block around a conditional call (perfflow_split_if_then) and turning
-//      a call into an invoke (perfflow_call_to_invoke).
+//   4. lends the weaver the IR utilities LLVM's C API lacks: splitting a
+//      block around a conditional call (perfflow_split_if_then), turning a
+//      call into an invoke (perfflow_call_to_invoke), and telling a
+//      `musttail` call from a plain `tail` one (perfflow_tail_call_kind;
+//      the C API only can from LLVM 18 on).
 //
 // The plugin entry point itself, llvmGetPassPluginInfo, is defined in Rust and
 // forwards to perfflow_plugin_info() below: a C++ definition inside the static
@@ -36,6 +38,7 @@ enum PerfflowWeaveOutcome : int {
   PERFFLOW_WEAVE_CHANGED = 1,
   PERFFLOW_WEAVE_REJECTED = 2, // strict mode found malformed annotations
   PERFFLOW_WEAVE_INTERNAL_ERROR = 3,
+  PERFFLOW_WEAVE_BAD_FILTER = 4, // PERFFLOW_WEAVE_FILTER cannot be used
 };
 
 extern "C" PerfflowWeaveOutcome perfflow_weave_module(LLVMModuleRef module);
@@ -50,6 +53,10 @@ struct PerfflowWeavePass : llvm::PassInfoMixin<PerfflowWeavePass> {
     case PERFFLOW_WEAVE_REJECTED:
       M.getContext().emitError(
           "perfflow: malformed annotations (PERFFLOW_WEAVE_STRICT=1)");
+      return llvm::PreservedAnalyses::all();
+    case PERFFLOW_WEAVE_BAD_FILTER:
+      M.getContext().emitError(
+          "perfflow: the PERFFLOW_WEAVE_FILTER file cannot be used (see above)");
       return llvm::PreservedAnalyses::all();
     case PERFFLOW_WEAVE_INTERNAL_ERROR:
     case PERFFLOW_WEAVE_UNCHANGED:
@@ -111,4 +118,23 @@ extern "C" LLVMBasicBlockRef perfflow_call_to_invoke(LLVMValueRef Call,
   if (!Name.empty())
     Head->getTerminator()->setName(Name);
   return llvm::wrap(Rest);
+}
+
+// The tail-call marker of `Call`; mirrors `TailCallKind` in weaver/src/ir.rs.
+enum PerfflowTailCallKind : int {
+  PERFFLOW_TAIL_CALL_NONE = 0,
+  PERFFLOW_TAIL_CALL_TAIL = 1,
+  PERFFLOW_TAIL_CALL_MUSTTAIL = 2,
+  PERFFLOW_TAIL_CALL_NOTAIL = 3,
+};
+
+extern "C" PerfflowTailCallKind perfflow_tail_call_kind(LLVMValueRef Call) {
+  auto *CI = llvm::dyn_cast<llvm::CallInst>(llvm::unwrap(Call));
+  if (!CI)
+    return PERFFLOW_TAIL_CALL_NONE;
+  if (CI->isMustTailCall())
+    return PERFFLOW_TAIL_CALL_MUSTTAIL;
+  if (CI->isNoTailCall())
+    return PERFFLOW_TAIL_CALL_NOTAIL;
+  return CI->isTailCall() ? PERFFLOW_TAIL_CALL_TAIL : PERFFLOW_TAIL_CALL_NONE;
 }

@@ -1,7 +1,6 @@
 # Debian 12 (bookworm) with clang 19 from Debian's own packages:
 #   apt-get install clang-19 llvm-19-dev llvm-19-tools cmake
 #   cmake -C host-configs/debian12-clang19.cmake -B build
-set(CMAKE_C_COMPILER "/usr/bin/clang-19" CACHE FILEPATH "")
-set(CMAKE_CXX_COMPILER "/usr/bin/clang++-19" CACHE FILEPATH "")
-set(PERFFLOW_LLVM_CONFIG "/usr/lib/llvm-19/bin/llvm-config" CACHE FILEPATH "")
-set(CMAKE_BUILD_TYPE "RelWithDebInfo" CACHE STRING "")
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/perfflowHostConfig.cmake")
+perfflow_host_config(/usr/bin/clang-19 /usr/bin/clang++-19 /usr/lib/llvm-19/bin/llvm-config
+  "Install them: apt-get install clang-19 llvm-19-dev llvm-19-tools")

@@ -4,7 +4,9 @@
 # pyarrow), then the build and the ctest suite (woven programs with their
 # traces checked, IR tests, diagnostics, the installed CMake package and
 # pkg-config file), then the Python package's tests (pytest, against the
-# extension built here and the build's plugin and perfflow-trace).
+# extension built here and the build's plugin and perfflow-trace); then the
+# weaver's tests and the ctest suite again on LLVM 14, 15 and 16
+# (PERFFLOW_TEST_LLVMS lists others, or none with "").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh --tests
@@ -19,3 +21,18 @@ ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
 echo "== python"
 cargo build -p perfflow-python --locked
 PERFFLOW_BUILD_DIR="$PWD/build" python3 -m pytest -q -p no:cacheprovider python/tests
+# Other LLVMs (PERFFLOW_TEST_LLVMS, default "14 15 16", all of Debian 12's;
+# 14 is its default clang, with typed pointers): the weaver's tests and the whole ctest suite again, built
+# with that clang. Each build tree shares build/cargo, so only the weaver is
+# rebuilt; no second Python wheel.
+for llvm in ${PERFFLOW_TEST_LLVMS-14 15 16}; do
+  echo "== LLVM $llvm: cargo test (weaver)"
+  env "LLVM_SYS_${llvm}0_PREFIX=/usr/lib/llvm-$llvm" \
+    cargo test -p perfflow-weaver --locked --no-default-features --features "llvm$llvm"
+  echo "== LLVM $llvm: build"
+  PERFFLOW_BUILD_DIR="build-llvm$llvm" PERFFLOW_HOST_CONFIG="host-configs/debian12-clang$llvm.cmake" \
+    bash scripts/build.sh -DPERFFLOW_CARGO_TARGET_DIR="$PWD/build/cargo" -DPERFFLOW_PYTHON_WHEEL=OFF
+  echo "== LLVM $llvm: ctest"
+  ctest --test-dir "build-llvm$llvm" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+  rm -rf "build-llvm$llvm"   # about 300 MB; its weaver stays in build/cargo for the next run
+done

@@ -49,6 +49,7 @@ pub mod error;
 pub mod export;
 pub mod fd;
 pub mod groups;
+pub mod install;
 pub mod metadata;
 pub mod parse;
 pub mod process_meta;

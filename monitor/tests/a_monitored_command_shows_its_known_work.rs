@@ -83,7 +83,7 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let work = "\
-        timeout 2 sh -c 'while :; do :; done' & \
+        timeout 60 sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' & \
         x=$(head -c 200000000 /dev/zero | tr '\\0' a); \
         dd if=/dev/zero of=data.bin bs=1M count=64 conv=fsync 2>/dev/null; \
         sleep 1.5; wait";
@@ -119,11 +119,15 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
     let s = validate(&cpu, "e2e");
     assert_eq!(cpu["units"]["cpu_percent"], "%");
     assert_eq!(cpu["units"]["memory_info.rss"], "bytes");
+    // A fixed amount of work (about 0.3 s of CPU), not a time: how much
+    // of a core it gets depends on what else the machine runs.
     assert!(
-        max_of(&s, "cpu_percent") > 70.0,
+        max_of(&s, "cpu_percent") > 0.0,
         "cpu {}",
         max_of(&s, "cpu_percent")
     );
+    let cpu_time = max_of(&s, "cpu_time");
+    assert!(cpu_time >= 0.1, "cpu_time {cpu_time} s");
     let rss = max_of(&s, "memory_info.rss");
     assert!(rss > 150.0 * MIB, "rss {} MiB", rss / MIB);
     let written = max_of(&s, "io_chars.write_chars");
@@ -135,7 +139,7 @@ fn cpu_memory_and_writes_of_a_command_show_in_the_metrics() {
             .unwrap()
             .iter()
             .any(|p| p.as_str().unwrap().starts_with("timeout (")),
-        "the two-second spinner's parent is named among the job's processes"
+        "the spinner's parent, timeout, is named among the job's processes"
     );
     validate(&read_json(&metrics(&out).join("perf_metrics.json")), "e2e");
 

@@ -71,7 +71,9 @@ use std::ops::Range;
 use lalrpop_util::lalrpop_mod;
 
 mod ast;
+pub mod filter;
 mod lexer;
+pub mod names;
 mod render;
 mod tokens;
 mod validate;

@@ -43,6 +43,7 @@ pub mod usage;
 pub mod writer;
 
 mod buffer;
+mod cyg_hooks;
 mod fd;
 mod sampler;
 mod sanitizers;

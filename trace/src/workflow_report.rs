@@ -30,7 +30,9 @@ use perfflow_report::metrics::{GroupView, HostStyles, HostView};
 use perfflow_report::nodes;
 use perfflow_report::units::Unit;
 
+use crate::critical_path::{critical_path, Step};
 use crate::event::{Event, Phase};
+use crate::model::load;
 use crate::read::stream_trace;
 use crate::summary::{FunctionStats, Summarizer, Summary};
 use crate::treatments::{scored_runs, treatments, FactorEffect, Score, TreatmentOptions};
@@ -438,6 +440,7 @@ pub fn write_report(
         &[1, 2, 3, 4, 5],
     ));
 
+    critical_path_section(&mut page, files)?;
     if let Some(runs) = runs {
         treatment_section(&mut page, runs)?;
     }
@@ -446,6 +449,85 @@ pub fn write_report(
     }
     std::fs::write(output, page.finish())
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))
+}
+
+/// The span names longest on the critical path, and its longest steps.
+const PATH_ROWS: usize = 12;
+
+/// The critical path (see `critical_path`): its total, the time in spans
+/// and waiting, the span names longest on it and its longest steps in time
+/// order.
+fn critical_path_section(page: &mut Page, files: &[PathBuf]) -> Result<(), String> {
+    let workflow = load(files, false).map_err(|e| e.to_string())?;
+    let path = critical_path(&workflow);
+    drop(workflow);
+    page.section("critical-path", "Critical path");
+    let Some(start) = path.start_ns else {
+        page.push("<p>No span was recorded, so there is no critical path.</p>\n");
+        return Ok(());
+    };
+    let processes: std::collections::BTreeSet<&str> =
+        path.steps.iter().map(|s| &*s.place.process).collect();
+    page.push(&html::cards(&[
+        ("Length", time(path.total_ns)),
+        ("In spans", time(path.in_spans_ns)),
+        ("Waiting", time(path.waiting_ns)),
+        ("Steps", path.steps.len().to_string()),
+        ("Processes on it", processes.len().to_string()),
+    ]));
+    let share = |ns: i64| format!("{:.1} %", 100.0 * ns as f64 / path.total_ns.max(1) as f64);
+    let rows: Vec<Vec<String>> = path
+        .by_name
+        .iter()
+        .take(PATH_ROWS)
+        .map(|n| {
+            vec![
+                n.name.clone(),
+                n.steps.to_string(),
+                time(n.on_path_ns),
+                share(n.on_path_ns),
+            ]
+        })
+        .collect();
+    page.push(&html::table(
+        &["Function on the path", "Steps", "Time on the path", "Share"],
+        &rows,
+        &[1, 2, 3],
+    ));
+    let mut longest: Vec<&Step> = path.steps.iter().collect();
+    longest.sort_by_key(|s| std::cmp::Reverse(s.duration_ns));
+    longest.truncate(PATH_ROWS);
+    longest.sort_by_key(|s| s.start_ns);
+    let rows: Vec<Vec<String>> = longest
+        .iter()
+        .map(|s| {
+            let kind = serde_json::to_value(s.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            vec![
+                format!("+{}", time(s.start_ns - start)),
+                kind,
+                s.name.to_string(),
+                s.place.process.to_string(),
+                time(s.duration_ns),
+                share(s.duration_ns),
+            ]
+        })
+        .collect();
+    page.push(&html::table(
+        &["At", "Step", "Name", "Process", "Duration", "Share"],
+        &rows,
+        &[4, 5],
+    ));
+    if path.skewed_links > 0 {
+        page.push(&format!(
+            "<p>{} links arrive before they depart (the hosts' clocks disagree): \
+             <code>perfflow-trace critical-path --fix-clocks</code> shifts the hosts first.</p>\n",
+            path.skewed_links
+        ));
+    }
+    Ok(())
 }
 
 /// A score's value in its unit (`ns` for times).

@@ -171,6 +171,17 @@ fn the_workflow_report_shows_lanes_imbalance_and_the_hosts_metrics() {
         ),
         "no treatment row for solver"
     );
+    // The critical path: all of process b 12, which ends last, 5 s long.
+    let path = &html[html
+        .find("<h2 id=\"critical-path\">")
+        .expect("no critical path section")..];
+    let path = &path[..path[1..].find("<h2 ").map_or(path.len(), |end| end + 1)];
+    assert!(path.contains("5.00 s"), "{path}");
+    assert!(path.contains("<td>exchange</td>"), "{path}");
+    assert!(
+        path.contains("[12]</td>") && !path.contains("[11]</td>"),
+        "{path}"
+    );
     // The node metrics of hosts a and b only.
     assert!(html.contains("<h2 id=\"cpu\">CPU</h2>"));
     assert!(html.contains("<title>a</title>") && html.contains("<title>b</title>"));

@@ -45,6 +45,9 @@ pub enum WeaveOutcome {
     Rejected = 2,
     /// The weaver failed; see stderr.
     InternalError = 3,
+    /// `PERFFLOW_WEAVE_FILTER` names a file that cannot be read or parsed
+    /// (reported on stderr); the module was left unchanged.
+    BadFilter = 4,
 }
 
 /// Weaves one module. Called by the shim's pass for every module clang or opt
@@ -54,7 +57,13 @@ pub enum WeaveOutcome {
 /// `module` must be a valid module that LLVM owns for the whole call.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_weave_module(module: LLVMModuleRef) -> WeaveOutcome {
-    let options = Options::from_env();
+    let options = match Options::from_env() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("perfflow: PERFFLOW_WEAVE_FILTER: {message}");
+            return WeaveOutcome::BadFilter;
+        }
+    };
     let changing = Cell::new(false);
     let result = catch_unwind(AssertUnwindSafe(|| {
         // The module belongs to LLVM: never let inkwell dispose of it.

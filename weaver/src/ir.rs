@@ -143,21 +143,29 @@ pub fn is_intrinsic_call(call: LLVMValueRef) -> bool {
     called_function(call).is_some_and(|f| unsafe { LLVMGetIntrinsicID(f) != 0 })
 }
 
-/// Whether `call` is a `musttail` call (which must stay right before its ret).
+/// The tail-call marker of a call; mirrors `PerfflowTailCallKind` in the
+/// shim.
+#[repr(C)]
+#[allow(dead_code)] // built by the shim
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailCallKind {
+    None = 0,
+    Tail = 1,
+    MustTail = 2,
+    NoTail = 3,
+}
+
+extern "C" {
+    /// In `clang-plugin/WeavePass.cpp`: `CallInst::isMustTailCall` and
+    /// friends, which LLVM's C API only has from LLVM 18 on.
+    fn perfflow_tail_call_kind(call: LLVMValueRef) -> TailCallKind;
+}
+
+/// Whether `call` is a `musttail` call (which must stay right before its
+/// ret). A plain `tail` call, as optimised IR has many, is an ordinary call.
 pub fn is_musttail(call: LLVMValueRef) -> bool {
-    #[cfg(any(feature = "llvm18", feature = "llvm19", feature = "llvm20"))]
-    {
-        use inkwell::llvm_sys::LLVMTailCallKind;
-        // SAFETY: `call` is a call instruction.
-        unsafe { LLVMGetTailCallKind(call) == LLVMTailCallKind::LLVMTailCallKindMustTail }
-    }
-    #[cfg(not(any(feature = "llvm18", feature = "llvm19", feature = "llvm20")))]
-    {
-        // Before LLVM 18 the C API cannot tell musttail from tail; at the
-        // pipeline start only musttail calls carry a tail marker.
-        // SAFETY: `call` is a call instruction.
-        unsafe { LLVMIsTailCall(call) != 0 }
-    }
+    // SAFETY: `call` is an instruction; the shim checks it is a call.
+    unsafe { perfflow_tail_call_kind(call) == TailCallKind::MustTail }
 }
 
 /// Copies the debug location of `from` to `to`, when `from` has one.

@@ -15,7 +15,8 @@ mod diag;
 mod exclusions;
 pub mod ffi;
 mod ir;
+mod selection;
 pub mod site;
 pub mod weave;
 
-pub use weave::{weave_module, Options, WeaveError, WeaveReport};
+pub use weave::{weave_module, FilterFile, Options, WeaveError, WeaveReport};

@@ -34,7 +34,8 @@
 //! ```
 //!
 //! Steps, per module:
-//!  1. read every annotation and parse the ones that are ours; leave out,
+//!  1. read every annotation and parse the ones that are ours, and add the
+//!     functions a filter file selects ([`crate::selection`]); leave out,
 //!     with a warning, functions advice would crash ([`crate::exclusions`]:
 //!     naked functions, ifunc resolvers and what they call);
 //!  2. report malformed ones (`file:line: warning: perfflow: …`), and in strict
@@ -54,7 +55,7 @@
 //! The cleanup pad calls unconditionally (exceptions are not a hot path).
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use inkwell::attributes::AttributeLoc;
@@ -65,12 +66,14 @@ use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMIntPredicate, LLVMOpcode};
 use inkwell::module::Module;
 use inkwell::types::AsTypeRef;
 use inkwell::values::{AsValueRef, FunctionValue};
+use perfflow_parser::filter::Filter;
 use perfflow_parser::{parse_annotation, Annotation, Aspect};
 
 use crate::annotations::{function_annotations, FunctionAnnotation};
 use crate::diag::{Diagnostic, Severity};
 use crate::exclusions::Exclusions;
 use crate::ir;
+use crate::selection;
 use crate::site::{byte_ptr_type, display_name, emit_site, SiteInfo};
 
 /// Function attribute that marks a woven function.
@@ -103,16 +106,37 @@ const TERMINATING_FUNCTIONS: &[&str] = &[
 ];
 
 /// Settings read from the compiler's environment.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `PERFFLOW_WEAVE_STRICT=1`: a malformed annotation fails the compilation.
     pub strict: bool,
     /// `PERFFLOW_WEAVE_VERBOSE=1`: list every woven function on stderr.
     pub verbose: bool,
+    /// `PERFFLOW_WEAVE_FILTER=file`: functions to weave without annotations.
+    pub filter: Option<FilterFile>,
+}
+
+/// A filter file and where it was read from.
+#[derive(Debug, Clone)]
+pub struct FilterFile {
+    pub path: String,
+    pub filter: Filter,
+}
+
+impl FilterFile {
+    /// Reads and parses the filter file at `path`.
+    pub fn load(path: &str) -> Result<FilterFile, String> {
+        Ok(FilterFile {
+            path: path.to_string(),
+            filter: Filter::load(std::path::Path::new(path))?,
+        })
+    }
 }
 
 impl Options {
-    pub fn from_env() -> Self {
+    /// The options of the environment; an error names a filter file that
+    /// cannot be read or parsed.
+    pub fn from_env() -> Result<Self, String> {
         let on = |name: &str| {
             std::env::var(name)
                 .map(|v| {
@@ -123,10 +147,15 @@ impl Options {
                 })
                 .unwrap_or(false)
         };
-        Options {
+        let filter = match std::env::var("PERFFLOW_WEAVE_FILTER") {
+            Ok(path) if !path.trim().is_empty() => Some(FilterFile::load(path.trim())?),
+            _ => None,
+        };
+        Ok(Options {
             strict: on("PERFFLOW_WEAVE_STRICT"),
             verbose: on("PERFFLOW_WEAVE_VERBOSE"),
-        }
+            filter,
+        })
     }
 }
 
@@ -253,6 +282,35 @@ pub fn weave_module_tracked(
                     line,
                     symbol,
                     aspect,
+                },
+            });
+        }
+    }
+
+    // Step 1b: functions a filter file selects, unless annotated.
+    if let Some(file) = &options.filter {
+        let annotated: HashSet<LLVMValueRef> = by_function.iter().map(|(f, _)| *f).collect();
+        let selection = selection::select(module, &file.filter, &annotated);
+        selection::report_unmatched(module, &file.filter, &file.path, &selection.unmatched);
+        let source = selection::source_file(module);
+        for chosen in selection.selected {
+            if let Some(exclusion) = exclusions.of_function(chosen.function) {
+                eprintln!(
+                    "{source}: warning: perfflow: {} (selected by {}): {}",
+                    chosen.name,
+                    file.path,
+                    exclusion.message()
+                );
+                continue;
+            }
+            plans.push(Plan {
+                function: chosen.function,
+                info: SiteInfo {
+                    name: chosen.name,
+                    file: source.clone(),
+                    line: subprogram_line(chosen.function).unwrap_or(0),
+                    symbol: chosen.symbol,
+                    aspect: chosen.aspect,
                 },
             });
         }

@@ -1,26 +1,14 @@
 //! The weaver on modules parsed from IR text, without clang or opt.
 
+mod support;
+
 use inkwell::context::Context;
-use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::Module;
+use support::{advice_calls, annotation_of, module};
 use WeavePass::site::display_name;
 use WeavePass::{weave_module, Options, WeaveError};
 
-fn module<'ctx>(context: &'ctx Context, ir: &str) -> Module<'ctx> {
-    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test.ll");
-    context
-        .create_module_from_ir(buffer)
-        .expect("test IR parses")
-}
-
 fn annotated(annotation: &str, body: &str) -> String {
-    let len = annotation.len() + 1;
-    format!(
-        r#"@.str = private unnamed_addr constant [{len} x i8] c"{annotation}\00", section "llvm.metadata"
-@.file = private unnamed_addr constant [6 x i8] c"app.c\00", section "llvm.metadata"
-@llvm.global.annotations = appending global [1 x {{ ptr, ptr, ptr, i32, ptr }}] [{{ ptr, ptr, ptr, i32, ptr }} {{ ptr @work, ptr @.str, ptr @.file, i32 7, ptr null }}], section "llvm.metadata"
-{body}"#
-    )
+    format!("{}{body}", annotation_of("work", annotation, 7))
 }
 
 const WORK: &str = "define i32 @work(i32 %x) nounwind {\n  ret i32 %x\n}\n";
@@ -42,14 +30,8 @@ fn an_annotated_function_is_woven_and_verifies() {
     assert_eq!(site.aspect.scope.as_deref(), Some("s"));
     m.verify().expect("woven module verifies");
     let ir = m.print_to_string().to_string();
-    assert!(
-        ir.contains("call void @perfflow_site_enter(ptr @__perfflow_site.work)"),
-        "{ir}"
-    );
-    assert!(
-        ir.contains("call void @perfflow_site_exit(ptr @__perfflow_site.work)"),
-        "{ir}"
-    );
+    assert_eq!(advice_calls(&ir, "perfflow_site_enter", "work"), 1, "{ir}");
+    assert_eq!(advice_calls(&ir, "perfflow_site_exit", "work"), 1, "{ir}");
 }
 
 #[test]
@@ -82,7 +64,7 @@ fn strict_mode_rejects_a_malformed_annotation_and_changes_nothing() {
     let before = m.print_to_string().to_string();
     let strict = Options {
         strict: true,
-        verbose: false,
+        ..Options::default()
     };
     assert!(matches!(
         weave_module(&m, &strict),

@@ -302,7 +302,7 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(
     name = "perfflow-monitor",
-    version,
+    version = crate::install::static_version_line(env!("CARGO_PKG_VERSION")),
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,

@@ -76,7 +76,7 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(
     name = "perfflow-trace",
-    version,
+    version = perfflow_monitor::install::static_version_line(env!("CARGO_PKG_VERSION")),
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,

@@ -1,0 +1,45 @@
+# Copies what cargo built into the build tree's lib/ and bin/, moving the
+# debug info of binaries and shared libraries into .debug/<name>.debug
+# beside them (gdb finds it there through the .gnu_debuglink each keeps)
+# and stripping it from static archives, unless KEEP_DEBUG is ON. A file is
+# copied again only when cargo's output changed, so what is woven with the
+# plugin is not rebuilt for nothing. Run as
+#   cmake -DOBJCOPY=objcopy -DKEEP_DEBUG=OFF -DPAIRS="src|dst,src|dst,..." -P perfflowSplitDebug.cmake
+string(REPLACE "," ";" PAIRS "${PAIRS}")
+foreach(_pair ${PAIRS})
+  string(REPLACE "|" ";" _pair "${_pair}")
+  list(GET _pair 0 _src)
+  list(GET _pair 1 _dst)
+  file(TIMESTAMP "${_src}" _stamp "%s" UTC)
+  file(SIZE "${_src}" _size)
+  get_filename_component(_dir "${_dst}" DIRECTORY)
+  get_filename_component(_name "${_dst}" NAME)
+  set(_stamp_file "${_dir}/.${_name}.from")
+  set(_from "${_src} ${_stamp} ${_size} keep-debug=${KEEP_DEBUG}")
+  if(EXISTS "${_dst}" AND EXISTS "${_stamp_file}")
+    file(READ "${_stamp_file}" _old)
+    if(_old STREQUAL _from)
+      continue()
+    endif()
+  endif()
+  file(MAKE_DIRECTORY "${_dir}")
+  file(COPY_FILE "${_src}" "${_dst}")
+  if(NOT KEEP_DEBUG)
+    if(_name MATCHES "\\.a$")
+      execute_process(COMMAND "${OBJCOPY}" --strip-debug "${_dst}" RESULT_VARIABLE _rc)
+    else()
+      file(MAKE_DIRECTORY "${_dir}/.debug")
+      execute_process(COMMAND "${OBJCOPY}" --only-keep-debug "${_dst}" "${_dir}/.debug/${_name}.debug"
+        RESULT_VARIABLE _rc)
+      if(_rc EQUAL 0)
+        execute_process(COMMAND "${OBJCOPY}" --strip-debug
+          "--add-gnu-debuglink=${_dir}/.debug/${_name}.debug" "${_dst}" RESULT_VARIABLE _rc)
+      endif()
+    endif()
+    if(NOT _rc EQUAL 0)
+      file(REMOVE "${_dst}")
+      message(FATAL_ERROR "${OBJCOPY} could not move the debug info out of ${_dst}")
+    endif()
+  endif()
+  file(WRITE "${_stamp_file}" "${_from}")
+endforeach()
