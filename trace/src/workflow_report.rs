@@ -35,7 +35,9 @@ use crate::event::{Event, Phase};
 use crate::model::load;
 use crate::read::stream_trace;
 use crate::summary::{FunctionStats, Summarizer, Summary};
-use crate::treatments::{scored_runs, treatments, FactorEffect, Score, TreatmentOptions};
+use crate::treatments::{
+    scored_runs, treatments, FactorEffect, Score, ScoredRun, TreatmentOptions,
+};
 use crate::TraceError;
 
 /// How many functions get a colour of their own.
@@ -531,6 +533,15 @@ fn critical_path_section(page: &mut Page, files: &[PathBuf]) -> Result<(), Strin
 }
 
 /// A score's value in its unit (`ns` for times).
+/// A score (not a change) in its unit, without a sign.
+fn value_text(unit: &str, v: f64) -> String {
+    if unit == "ns" {
+        Unit::Seconds.format(v / 1e9)
+    } else {
+        format!("{v:.4} {unit}")
+    }
+}
+
 fn score_text(unit: &str, v: f64) -> String {
     if unit == "ns" {
         let sign = if v < 0.0 { "-" } else { "+" };
@@ -602,7 +613,182 @@ fn treatment_section(page: &mut Page, runs: RunsInput) -> Result<(), String> {
     page.push("<div class=\"panel\">");
     page.push(&effects_svg(&result.factors, &unit));
     page.push("</div>\n");
+    page.push(
+        "<p>Before and after: one point per set of other labels, the mean score of its runs at \
+         the baseline (across) and at the level (up), coloured by another factor's level; points \
+         above the diagonal got slower.</p>\n",
+    );
+    page.push("<div class=\"panel scatters\">");
+    for f in &result.factors {
+        page.push(&before_after_svg(f, &result.factors, &scored, &unit));
+    }
+    page.push("</div>\n");
     Ok(())
+}
+
+/// One point of a before/after scatter: the mean scores of the runs of
+/// one set of other labels at the baseline and at the level, and the
+/// level of the colouring factor in that set.
+struct BeforeAfter {
+    before: f64,
+    after: f64,
+    colour_level: String,
+}
+
+/// The before/after points of factor `f`: runs grouped by their other
+/// labels, each group's mean score at `f.from` and at `f.to`.
+fn before_after(f: &FactorEffect, runs: &[ScoredRun], colour_by: Option<&str>) -> Vec<BeforeAfter> {
+    type Sums = ((f64, usize), (f64, usize));
+    let mut groups: BTreeMap<Vec<(String, String)>, Sums> = BTreeMap::new();
+    for run in runs {
+        let Some(score) = run.score else { continue };
+        let level = run.labels.get(&f.factor);
+        let side = if level == f.from.as_ref() {
+            0
+        } else if level == f.to.as_ref() {
+            1
+        } else {
+            continue;
+        };
+        let others: Vec<(String, String)> = run
+            .labels
+            .iter()
+            .filter(|(k, _)| **k != f.factor)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let sums = groups.entry(others).or_default();
+        let sum = if side == 0 { &mut sums.0 } else { &mut sums.1 };
+        sum.0 += score;
+        sum.1 += 1;
+    }
+    groups
+        .into_iter()
+        .filter(|(_, ((_, a), (_, b)))| *a > 0 && *b > 0)
+        .map(|(others, ((sa, na), (sb, nb)))| BeforeAfter {
+            before: sa / na as f64,
+            after: sb / nb as f64,
+            colour_level: colour_by
+                .and_then(|c| others.iter().find(|(k, _)| k == c).map(|(_, v)| v.clone()))
+                .unwrap_or_else(|| "(none)".to_string()),
+        })
+        .collect()
+}
+
+/// A before/after scatter of factor `f` with the diagonal, its points
+/// coloured by the level of the first other factor.
+fn before_after_svg(
+    f: &FactorEffect,
+    factors: &[FactorEffect],
+    runs: &[ScoredRun],
+    unit: &str,
+) -> String {
+    let colour_by = factors
+        .iter()
+        .map(|o| o.factor.as_str())
+        .find(|o| *o != f.factor);
+    let points = before_after(f, runs, colour_by);
+    let (size, pad) = (260.0, 46.0);
+    let (lo, hi) = points
+        .iter()
+        .flat_map(|p| [p.before, p.after])
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo - (hi - lo) * 0.08, hi + (hi - lo) * 0.08)
+    } else if lo.is_finite() {
+        (lo * 0.9, lo * 1.1 + 1.0)
+    } else {
+        (0.0, 1.0)
+    };
+    let plot = size - pad - 10.0;
+    let x = |v: f64| pad + (v - lo) / (hi - lo) * plot;
+    let y = |v: f64| 10.0 + plot - (v - lo) / (hi - lo) * plot;
+    let level = |l: &Option<String>| l.clone().unwrap_or_else(|| "(none)".to_string());
+    let height = size + 34.0;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {size} {height}\" width=\"{size}\" \
+         height=\"{height}\" font-family=\"{FONT}\" font-size=\"10\" role=\"img\" \
+         style=\"max-width: {size}px; margin-right: 16px\">\
+         <rect width=\"{size}\" height=\"{height}\" fill=\"#fff\"/>\
+         <rect x=\"{pad}\" y=\"10\" width=\"{plot}\" height=\"{plot}\" fill=\"none\" stroke=\"#ccc\"/>\
+         <line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"10\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>",
+        10.0 + plot,
+        pad + plot
+    );
+    for (v, anchor) in [(lo, "start"), (hi, "end")] {
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" fill=\"#444\">{}</text>\
+             <text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{2}</text>",
+            x(v),
+            plot + 24.0,
+            escape(&value_text(unit, v)),
+            pad - 4.0,
+            y(v) + if anchor == "start" { 0.0 } else { 8.0 },
+        );
+    }
+    let mut levels: Vec<&str> = points.iter().map(|p| p.colour_level.as_str()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    for p in &points {
+        let i = levels
+            .iter()
+            .position(|l| *l == p.colour_level)
+            .unwrap_or(0);
+        let _ = write!(
+            out,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.85\">\
+             <title>{}</title></circle>",
+            x(p.before),
+            y(p.after),
+            style(i).0,
+            escape(&format!(
+                "{}: {} → {}{}",
+                f.factor,
+                value_text(unit, p.before),
+                value_text(unit, p.after),
+                colour_by.map_or(String::new(), |c| format!(" ({c}={})", p.colour_level))
+            ))
+        );
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{pad}\" y=\"{}\" fill=\"#222\" font-weight=\"bold\">{}</text>",
+        plot + 38.0,
+        escape(&format!(
+            "{}: {} (across) → {} (up)",
+            f.factor,
+            level(&f.from),
+            level(&f.to)
+        ))
+    );
+    if let Some(c) = colour_by {
+        let mut at = pad;
+        let _ = write!(
+            out,
+            "<text x=\"{at}\" y=\"{}\" fill=\"#666\">{}:</text>",
+            plot + 52.0,
+            escape(c)
+        );
+        at += 8.0 + 6.0 * c.chars().count() as f64;
+        for (i, l) in levels.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\
+                 <text x=\"{}\" y=\"{}\" fill=\"#666\">{}</text>",
+                at + 4.0,
+                plot + 48.5,
+                style(i).0,
+                at + 11.0,
+                plot + 52.0,
+                escape(l)
+            );
+            at += 20.0 + 6.0 * l.chars().count() as f64;
+        }
+    }
+    out.push_str("</svg>");
+    out
 }
 
 /// Horizontal bars of each factor's mean effect with its interval as a

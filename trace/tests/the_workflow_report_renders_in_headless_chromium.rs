@@ -171,6 +171,12 @@ fn the_workflow_report_shows_lanes_imbalance_and_the_hosts_metrics() {
         ),
         "no treatment row for solver"
     );
+    // The before/after scatter of solver: one point, 50 ms with the new
+    // solver and 150 ms with the old.
+    assert!(
+        html.contains("<title>solver: 50.0 ms → 150 ms</title></circle>"),
+        "no before/after point for solver"
+    );
     // The critical path: all of process b 12, which ends last, 5 s long.
     let path = &html[html
         .find("<h2 id=\"critical-path\">")
