@@ -1,19 +1,29 @@
 //! `check` and `summary` stream a trace: run with an address-space limit
-//! smaller than the trace file, they still read all of it. (Reading the
-//! whole file into memory first needs about four times its size.)
+//! of the tool's own image plus 24 MiB, on a trace larger than a third of
+//! that limit, they still read all of it. (Reading the whole file into
+//! memory first needs about four times its size.)
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Size of the trace: larger than `LIMIT_KIB`.
-const EVENT_PAIRS: usize = 20_000;
-/// `ulimit -v` for the tool, in KiB.
-const LIMIT_KIB: usize = 24 * 1024;
+/// `ulimit -v` for the tool, in KiB: its executable's size (what mapping
+/// it takes, which grows with the tool) plus 24 MiB for libraries, stacks
+/// and what it reads.
+fn limit_kib() -> usize {
+    let tool = std::fs::metadata(env!("CARGO_BIN_EXE_perfflow-trace")).expect("the tool's size");
+    tool.len() as usize / 1024 + 24 * 1024
+}
 
-/// Writes a trace of nested B/E pairs on two threads (~8 MiB) and returns
-/// its path.
+/// Pairs of events per thread: each pair takes about 210 bytes and there
+/// are two threads, so the trace is larger than a third of the limit.
+fn event_pairs() -> usize {
+    limit_kib() * 1024 / 3 / 400 + 1_000
+}
+
+/// Writes a trace of nested B/E pairs on two threads (over a third of
+/// the limit) and returns its path.
 fn big_trace() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perfflow-trace-memory-limit");
     std::fs::create_dir_all(&dir).expect("create test directory");
@@ -27,7 +37,7 @@ fn big_trace() -> PathBuf {
             "{{\"name\":\"main\",\"cat\":\"app.c\",\"pid\":7,\"tid\":{tid},\"ts\":1700000000000000.000,\"ph\":\"B\"}},"
         )
         .expect("write");
-        for pair in 0..EVENT_PAIRS {
+        for pair in 0..event_pairs() {
             line.clear();
             let ts = 1_700_000_000_000_001 + 2 * pair;
             for (ph, at) in [("B", ts), ("E", ts + 1)] {
@@ -54,11 +64,11 @@ fn big_trace() -> PathBuf {
     path
 }
 
-/// Runs the tool under `ulimit -v LIMIT_KIB`.
+/// Runs the tool under `ulimit -v` of [`limit_kib`].
 fn limited(args: &[&str], file: &Path) -> Output {
     Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {LIMIT_KIB} && exec \"$@\""))
+        .arg(format!("ulimit -v {} && exec \"$@\"", limit_kib()))
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_perfflow-trace"))
         .args(args)
@@ -72,10 +82,10 @@ fn check_and_summary_read_a_trace_larger_than_their_memory_limit() {
     let file = big_trace();
     let size = std::fs::metadata(&file).expect("trace size").len();
     assert!(
-        size > (LIMIT_KIB as u64) * 1024 / 3,
+        size > (limit_kib() as u64) * 1024 / 3,
         "trace of {size} bytes"
     );
-    let events = 2 * (2 * EVENT_PAIRS + 2);
+    let events = 2 * (2 * event_pairs() + 2);
 
     let output = limited(&["check"], &file);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -93,9 +103,10 @@ fn check_and_summary_read_a_trace_larger_than_their_memory_limit() {
         stdout.starts_with(&format!("processes: 1, threads: 2, events: {events}, ")),
         "{stdout}"
     );
-    let calls = 2 * EVENT_PAIRS;
+    let calls = 2 * event_pairs();
     assert!(
         stdout.contains(&format!("\ncompute_step_with_a_long_name  {calls}  ")),
         "{stdout}"
     );
+    std::fs::remove_file(&file).expect("remove the trace");
 }

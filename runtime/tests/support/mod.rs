@@ -108,7 +108,9 @@ pub fn compile_with(name: &str, out: &Path, cflags: &[String], libs: &[String]) 
     if cxx {
         cmd.arg("-lstdc++");
     }
-    cmd.args(["-lpthread", "-ldl", "-lm"]);
+    // No debug info in the linked program: the runtime's static library
+    // carries the line tables of everything it holds, over 100 MB a program.
+    cmd.args(["-lpthread", "-ldl", "-lm", "-Wl,--strip-debug"]);
     let result = cmd.output().expect("run the C compiler");
     assert!(
         result.status.success(),
