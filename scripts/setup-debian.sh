@@ -24,10 +24,10 @@ packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config fonts-deja
 if [ $tests -eq 1 ]; then
   # libclang-rt-19-dev: the sanitizer runtimes, for the ASan and TSan tests.
   packages+=(chromium poppler-utils python3 python3-dev python3-venv libclang-rt-19-dev)
-  # Each LLVM of PERFFLOW_TEST_LLVMS (default 14, 15 and 16): the suite
+  # Each LLVM of PERFFLOW_TEST_LLVMS (default 14): the suite
   # runs on it too. g++: a GCC-built program is traced through
   # -finstrument-functions.
-  for llvm in ${PERFFLOW_TEST_LLVMS-14 15 16}; do
+  for llvm in ${PERFFLOW_TEST_LLVMS-14}; do
     packages+=("clang-$llvm" "llvm-$llvm-dev" "llvm-$llvm-tools")
     # The sanitizer runtimes have a package of their own except in LLVM 15.
     [ "$llvm" = 15 ] || packages+=("libclang-rt-$llvm-dev")
