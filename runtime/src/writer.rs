@@ -19,8 +19,24 @@
 //! final flush can drop it without seeking. Output goes to the destination
 //! in blocks of about [`FLUSH_BYTES`]; nothing is written per event.
 //!
-//! Formatting is cheap per event: the part of a line that depends only on
-//! the site (name, category, pid) is escaped once and cached by site address.
+//! Formatting is cheap per event, which is why this writer is hand-made
+//! rather than built on `serde_json` or `fmt`: the JSON formatting runs for
+//! every event on a core the traced program may want (see
+//! docs/benchmarks.md, "JSON writer cost"). A line is four pieces copied
+//! into the output block, with no per-event allocation, escaping or
+//! formatting machinery:
+//!
+//! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
+//!    site and found again through a small direct-mapped cache by site
+//!    address (a hash map behind it holds every site);
+//! 2. `T,"ts":S`, the thread id and the whole seconds of the timestamp,
+//!    formatted once per thread switch or second;
+//! 3. the sub-second part `uuuuuu.nnn`, from a table of digit pairs;
+//! 4. the phase tail (`,"ph":"B"},` and the newline).
+//!
+//! The fixed-size pieces are copied whole from fixed-size arrays into room
+//! reserved beforehand (a few register moves), and only their real length
+//! is kept; the next piece overwrites the rest.
 //!
 //! The `log-format=object` option of PerfFlowAspect plugs in here as a
 //! different header/footer (`{"traceEvents":[` ... `]}`); compact `X` events
@@ -29,6 +45,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
+use std::ptr;
+use std::sync::Arc;
 
 use crate::block_output::BlockOutput;
 use crate::decode::{Misuse, Phase, TraceEvent};
@@ -140,48 +158,16 @@ pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
-/// The six-digit microsecond part and the three-digit nanosecond part of a
-/// `ts` value: `uuuuuu.nnn`.
-#[inline]
-fn write_us_frac(out: &mut Vec<u8>, micros: u32, nanos: u32) {
-    let a = (micros / 10_000) as usize * 2;
-    let b = (micros / 100 % 100) as usize * 2;
-    let c = (micros % 100) as usize * 2;
-    let d = (nanos / 10) as usize * 2;
-    out.extend_from_slice(&[
-        DIGIT_PAIRS[a],
-        DIGIT_PAIRS[a + 1],
-        DIGIT_PAIRS[b],
-        DIGIT_PAIRS[b + 1],
-        DIGIT_PAIRS[c],
-        DIGIT_PAIRS[c + 1],
-        b'.',
-        DIGIT_PAIRS[d],
-        DIGIT_PAIRS[d + 1],
-        b'0' + (nanos % 10) as u8,
-    ]);
-}
-
 /// Appends a Chrome `ts` value: microseconds with three decimals, so the
 /// nanosecond stamp survives exactly.
 #[inline]
 pub fn write_ts(out: &mut Vec<u8>, epoch_ns: u64) {
     let secs = epoch_ns / 1_000_000_000;
-    let sub = (epoch_ns % 1_000_000_000) as u32;
-    if secs == 0 {
-        write_u64(out, u64::from(sub / 1000));
-        let nanos = sub % 1000;
-        let d = (nanos / 10) as usize * 2;
-        out.extend_from_slice(&[
-            b'.',
-            DIGIT_PAIRS[d],
-            DIGIT_PAIRS[d + 1],
-            b'0' + (nanos % 10) as u8,
-        ]);
-    } else {
+    let frac = sub_second_text((epoch_ns % 1_000_000_000) as u32);
+    if secs != 0 {
         write_u64(out, secs);
-        write_us_frac(out, sub / 1000, sub % 1000);
     }
+    out.extend_from_slice(&frac[first_digit(secs, &frac)..10]);
 }
 
 /// Appends a JSON number for `v`: finite values as Rust prints them (always
@@ -209,11 +195,138 @@ pub struct ChromeJsonWriter<W: Write> {
     o: BlockOutput<W>,
     out: Vec<u8>,
     pid: u32,
-    prefixes: HashMap<usize, Box<[u8]>, BuildHasherDefault<AddrHasher>>,
-    tid_secs: Option<(u32, u64)>,
-    tid_text: Vec<u8>,
+    /// Every site's prefix, by site address.
+    prefixes: HashMap<usize, Arc<[u8]>, BuildHasherDefault<AddrHasher>>,
+    /// The recently used ones, by [`slot_of`] their address.
+    slots: Box<[SiteSlot; SITE_SLOTS]>,
+    /// `T,"ts":S` of the last event.
+    thread: ThreadText,
     /// Closes the layout: `]` or `]}`.
     footer: &'static [u8],
+}
+
+/// Slots of the site-prefix cache (a power of two).
+const SITE_SLOTS: usize = 256;
+
+/// The cache slot of the site at `addr`: the top bits of a multiplicative
+/// hash, so sites a fixed stride apart spread over all slots.
+#[inline(always)]
+fn slot_of(addr: usize) -> usize {
+    ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SITE_SLOTS.trailing_zeros()))
+        as usize
+}
+
+/// One entry of the site-prefix cache; address 0 (no site) marks it empty.
+#[derive(Clone)]
+struct SiteSlot {
+    addr: usize,
+    prefix: Arc<[u8]>,
+}
+
+/// Bytes of [`ThreadText::text`], copied whole: a `u32` thread id (10
+/// digits), `,"ts":` and the seconds of a `u64` stamp (11 digits) fit.
+const THREAD_TEXT: usize = 32;
+
+/// `T,"ts":S` for thread `tid` and second `secs`.
+struct ThreadText {
+    tid: u32,
+    /// `u64::MAX` until the first event (no stamp has that many seconds).
+    secs: u64,
+    len: usize,
+    text: [u8; THREAD_TEXT],
+}
+
+impl ThreadText {
+    #[cold]
+    fn set(&mut self, tid: u32, secs: u64) {
+        let mut t = Vec::with_capacity(THREAD_TEXT);
+        write_u64(&mut t, u64::from(tid));
+        t.extend_from_slice(b",\"ts\":");
+        // Within the first second of the epoch the microseconds lead.
+        if secs != 0 {
+            write_u64(&mut t, secs);
+        }
+        self.text[..t.len()].copy_from_slice(&t);
+        self.len = t.len();
+        self.tid = tid;
+        self.secs = secs;
+    }
+}
+
+/// Bytes of a [`Tail`], copied whole.
+const TAIL: usize = 24;
+
+/// The end of an event line after its timestamp: `len` bytes of `text`.
+struct Tail {
+    len: usize,
+    text: [u8; TAIL],
+}
+
+impl Tail {
+    const fn new(s: &[u8]) -> Tail {
+        let mut text = [0u8; TAIL];
+        let mut i = 0;
+        while i < s.len() {
+            text[i] = s[i];
+            i += 1;
+        }
+        Tail { len: s.len(), text }
+    }
+}
+
+const TAIL_BEGIN: Tail = Tail::new(b",\"ph\":\"B\"},\n");
+const TAIL_END: Tail = Tail::new(b",\"ph\":\"E\"},\n");
+const TAIL_INSTANT: Tail = Tail::new(b",\"ph\":\"i\",\"s\":\"t\"},\n");
+/// For the phases that go on with an id or a duration.
+const TAIL_NONE: Tail = Tail::new(b"");
+
+/// Where the digits of `frac` ([`sub_second_text`]) start in a `ts` whose
+/// whole seconds are `secs`: at once after the seconds, else (a stamp
+/// within the first second of the epoch, which only tests make) at the
+/// first microsecond digit that is not a leading zero.
+#[inline(always)]
+fn first_digit(secs: u64, frac: &[u8; 16]) -> usize {
+    if secs == 0 {
+        frac[..5].iter().take_while(|&&c| c == b'0').count()
+    } else {
+        0
+    }
+}
+
+/// Room reserved after a site prefix for the rest of a line, the whole
+/// copies included.
+const LINE_ROOM: usize = THREAD_TEXT + 16 + TAIL;
+
+/// `uuuuuu.nnn`: the microseconds and nanoseconds of `sub` (below 10^9
+/// nanoseconds), as the first ten of 16 bytes (the rest lets a whole copy
+/// of ten bytes start a few bytes in).
+#[inline(always)]
+fn sub_second_text(sub: u32) -> [u8; 16] {
+    let micros = sub / 1000;
+    let nanos = sub - micros * 1000;
+    let a = (micros / 10_000) as usize * 2;
+    let bc = micros % 10_000;
+    let b = (bc / 100) as usize * 2;
+    let c = (bc % 100) as usize * 2;
+    let d = (nanos / 10) as usize * 2;
+    [
+        DIGIT_PAIRS[a],
+        DIGIT_PAIRS[a + 1],
+        DIGIT_PAIRS[b],
+        DIGIT_PAIRS[b + 1],
+        DIGIT_PAIRS[c],
+        DIGIT_PAIRS[c + 1],
+        b'.',
+        DIGIT_PAIRS[d],
+        DIGIT_PAIRS[d + 1],
+        b'0' + (nanos % 10) as u8,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ]
 }
 
 /// How the events are wrapped (`log-format`).
@@ -252,8 +365,16 @@ impl<W: Write> ChromeJsonWriter<W> {
             out,
             pid,
             prefixes: HashMap::default(),
-            tid_secs: None,
-            tid_text: Vec::new(),
+            slots: Box::new(std::array::from_fn(|_| SiteSlot {
+                addr: 0,
+                prefix: Arc::from(&b""[..]),
+            })),
+            thread: ThreadText {
+                tid: 0,
+                secs: u64::MAX,
+                len: 0,
+                text: [0; THREAD_TEXT],
+            },
             footer,
         }
     }
@@ -391,6 +512,47 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.o.has_failed()
     }
 
+    /// Puts the prefix of `site` (at `addr`) into cache slot `slot`.
+    #[cold]
+    #[inline(never)]
+    fn fill_slot(&mut self, slot: usize, addr: usize, site: &Site) {
+        let prefix = match self.prefixes.get(&addr) {
+            Some(prefix) => prefix.clone(),
+            None => {
+                let prefix: Arc<[u8]> = self.build_prefix(site).into();
+                self.prefixes.insert(addr, prefix.clone());
+                prefix
+            }
+        };
+        self.slots[slot] = SiteSlot { addr, prefix };
+    }
+
+    /// The rest of an event line whose phase has an id or a duration.
+    fn phase_with_number(&mut self, phase: Phase) {
+        let (ph, id): (&[u8], Option<u64>) = match phase {
+            Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
+            Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
+            Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
+            Phase::Complete(dur_ns) => {
+                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
+                write_ts(&mut self.out, dur_ns);
+                (b"}", None)
+            }
+            // Written whole by `event` or `flow_event`.
+            Phase::Begin
+            | Phase::End
+            | Phase::Instant
+            | Phase::FlowStart(_)
+            | Phase::FlowEnd(_) => return,
+        };
+        self.out.extend_from_slice(ph);
+        if let Some(id) = id {
+            write_u64(&mut self.out, id);
+            self.out.push(b'}');
+        }
+        self.out.extend_from_slice(b",\n");
+    }
+
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
         if !crate::site::known_version(site.abi_version()) {
             self.misuse(Misuse::UnknownSiteVersion, site);
@@ -484,55 +646,49 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.flow_event(ev, id);
             return;
         }
-        let key = ev.site as *const Site as usize;
-        match self.prefixes.get(&key) {
-            Some(prefix) => self.out.extend_from_slice(prefix),
-            None => {
-                let prefix = self.build_prefix(ev.site);
-                self.out.extend_from_slice(&prefix);
-                self.prefixes.insert(key, prefix);
-            }
-        }
-        // `<tid>,"ts":<seconds>` changes rarely; it is formatted once per
-        // thread switch or second.
         let secs = ev.ts_ns / 1_000_000_000;
-        if self.tid_secs != Some((ev.tid, secs)) {
-            self.tid_secs = Some((ev.tid, secs));
-            self.tid_text.clear();
-            write_u64(&mut self.tid_text, u64::from(ev.tid));
-            self.tid_text.extend_from_slice(b",\"ts\":");
-            if secs != 0 {
-                write_u64(&mut self.tid_text, secs);
-            }
+        let sub = (ev.ts_ns - secs * 1_000_000_000) as u32;
+        let addr = ev.site as *const Site as usize;
+        let slot = slot_of(addr);
+        if self.slots[slot].addr != addr {
+            self.fill_slot(slot, addr, ev.site);
         }
-        self.out.extend_from_slice(&self.tid_text);
-        let sub = (ev.ts_ns % 1_000_000_000) as u32;
-        if secs != 0 {
-            write_us_frac(&mut self.out, sub / 1000, sub % 1000);
-        } else {
-            write_ts(&mut self.out, ev.ts_ns);
+        if self.thread.tid != ev.tid || self.thread.secs != secs {
+            self.thread.set(ev.tid, secs);
         }
-        let (ph, id): (&[u8], Option<u64>) = match ev.phase {
-            Phase::Begin => (b",\"ph\":\"B\"}", None),
-            Phase::End => (b",\"ph\":\"E\"}", None),
-            Phase::Instant => (b",\"ph\":\"i\",\"s\":\"t\"}", None),
-            Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
-            Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
-            Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
-            // Written by `flow_event` above.
-            Phase::FlowStart(_) | Phase::FlowEnd(_) => return,
-            Phase::Complete(dur_ns) => {
-                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
-                write_ts(&mut self.out, dur_ns);
-                (b"}", None)
-            }
+        let tail = match ev.phase {
+            Phase::Begin => &TAIL_BEGIN,
+            Phase::End => &TAIL_END,
+            Phase::Instant => &TAIL_INSTANT,
+            _ => &TAIL_NONE,
         };
-        self.out.extend_from_slice(ph);
-        if let Some(id) = id {
-            write_u64(&mut self.out, id);
-            self.out.push(b'}');
+        let prefix = &self.slots[slot].prefix;
+        let frac = sub_second_text(sub);
+        let frac_at = first_digit(secs, &frac);
+        let out = &mut self.out;
+        out.reserve(prefix.len() + LINE_ROOM);
+        // SAFETY: the reserve above leaves room for the prefix and
+        // LINE_ROOM more bytes: the whole copies of the thread text
+        // (THREAD_TEXT), the fraction (10 bytes, read from within its 16)
+        // and the tail (TAIL). Every byte up to the new length is written,
+        // in order; the bytes a whole copy leaves past a piece's real length
+        // are overwritten by the next piece or lie beyond the length.
+        unsafe {
+            let start = out.as_mut_ptr().add(out.len());
+            let mut at = start;
+            ptr::copy_nonoverlapping(prefix.as_ptr(), at, prefix.len());
+            at = at.add(prefix.len());
+            ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
+            at = at.add(self.thread.len);
+            ptr::copy_nonoverlapping(frac.as_ptr().add(frac_at), at, 10);
+            at = at.add(10 - frac_at);
+            ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
+            at = at.add(tail.len);
+            out.set_len(out.len() + at.offset_from(start) as usize);
         }
-        self.out.extend_from_slice(b",\n");
+        if tail.len == 0 {
+            self.phase_with_number(ev.phase);
+        }
         self.o.formatted();
         self.maybe_flush();
     }
