@@ -163,11 +163,18 @@ pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
 #[inline]
 pub fn write_ts(out: &mut Vec<u8>, epoch_ns: u64) {
     let secs = epoch_ns / 1_000_000_000;
-    let frac = sub_second_text((epoch_ns % 1_000_000_000) as u32);
-    if secs != 0 {
+    let mut frac = [0u8; 10];
+    // SAFETY: `frac` has the ten bytes.
+    unsafe { put_sub_second(frac.as_mut_ptr(), (epoch_ns % 1_000_000_000) as u32) };
+    let skip = if secs == 0 {
+        // Within the first second of the epoch the microseconds lead,
+        // without their leading zeros.
+        frac[..5].iter().take_while(|&&c| c == b'0').count()
+    } else {
         write_u64(out, secs);
-    }
-    out.extend_from_slice(&frac[first_digit(secs, &frac)..10]);
+        0
+    };
+    out.extend_from_slice(&frac[skip..]);
 }
 
 /// Appends a JSON number for `v`: finite values as Rust prints them (always
@@ -227,18 +234,20 @@ struct SiteSlot {
 /// digits), `,"ts":` and the seconds of a `u64` stamp (11 digits) fit.
 const THREAD_TEXT: usize = 32;
 
-/// `T,"ts":S` for thread `tid` and second `secs`.
+/// `T,"ts":S` for thread `tid` and the second that begins at `base_ns`.
 struct ThreadText {
-    tid: u32,
-    /// `u64::MAX` until the first event (no stamp has that many seconds).
-    secs: u64,
+    /// `u64::MAX` (no thread id) until the first event.
+    tid: u64,
+    /// The stamp of the second's start, in epoch ns.
+    base_ns: u64,
     len: usize,
     text: [u8; THREAD_TEXT],
 }
 
 impl ThreadText {
     #[cold]
-    fn set(&mut self, tid: u32, secs: u64) {
+    fn set(&mut self, tid: u32, ts_ns: u64) {
+        let secs = ts_ns / 1_000_000_000;
         let mut t = Vec::with_capacity(THREAD_TEXT);
         write_u64(&mut t, u64::from(tid));
         t.extend_from_slice(b",\"ts\":");
@@ -248,8 +257,14 @@ impl ThreadText {
         }
         self.text[..t.len()].copy_from_slice(&t);
         self.len = t.len();
-        self.tid = tid;
-        self.secs = secs;
+        self.base_ns = secs * 1_000_000_000;
+        // In the last second a u64 holds, an offset from it could wrap
+        // around to look small: such a text is used once.
+        self.tid = if self.base_ns > u64::MAX - 1_000_000_000 {
+            u64::MAX
+        } else {
+            u64::from(tid)
+        };
     }
 }
 
@@ -280,53 +295,48 @@ const TAIL_INSTANT: Tail = Tail::new(b",\"ph\":\"i\",\"s\":\"t\"},\n");
 /// For the phases that go on with an id or a duration.
 const TAIL_NONE: Tail = Tail::new(b"");
 
-/// Where the digits of `frac` ([`sub_second_text`]) start in a `ts` whose
-/// whole seconds are `secs`: at once after the seconds, else (a stamp
-/// within the first second of the epoch, which only tests make) at the
-/// first microsecond digit that is not a leading zero.
-#[inline(always)]
-fn first_digit(secs: u64, frac: &[u8; 16]) -> usize {
-    if secs == 0 {
-        frac[..5].iter().take_while(|&&c| c == b'0').count()
-    } else {
-        0
-    }
-}
-
 /// Room reserved after a site prefix for the rest of a line, the whole
 /// copies included.
 const LINE_ROOM: usize = THREAD_TEXT + 16 + TAIL;
 
-/// `uuuuuu.nnn`: the microseconds and nanoseconds of `sub` (below 10^9
-/// nanoseconds), as the first ten of 16 bytes (the rest lets a whole copy
-/// of ten bytes start a few bytes in).
+/// The digit pairs `00` to `99` (and 28 unused), to index with a masked
+/// value.
+const PAIRS: [[u8; 2]; 128] = {
+    let mut t = [[b'0'; 2]; 128];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// Writes `uuuuuu.nnn`, the microseconds and nanoseconds of `sub` (below
+/// 10^9 nanoseconds), at `at`: five two-byte stores and no loop.
+///
+/// # Safety
+/// `at` must be valid for writing ten bytes.
 #[inline(always)]
-fn sub_second_text(sub: u32) -> [u8; 16] {
+unsafe fn put_sub_second(at: *mut u8, sub: u32) {
     let micros = sub / 1000;
     let nanos = sub - micros * 1000;
-    let a = (micros / 10_000) as usize * 2;
-    let bc = micros % 10_000;
-    let b = (bc / 100) as usize * 2;
-    let c = (bc % 100) as usize * 2;
-    let d = (nanos / 10) as usize * 2;
-    [
-        DIGIT_PAIRS[a],
-        DIGIT_PAIRS[a + 1],
-        DIGIT_PAIRS[b],
-        DIGIT_PAIRS[b + 1],
-        DIGIT_PAIRS[c],
-        DIGIT_PAIRS[c + 1],
-        b'.',
-        DIGIT_PAIRS[d],
-        DIGIT_PAIRS[d + 1],
-        b'0' + (nanos % 10) as u8,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-    ]
+    let a = micros / 10_000;
+    let bc = micros - a * 10_000;
+    let b = bc / 100;
+    let c = bc - b * 100;
+    let d = nanos / 10;
+    let pair = |v: u32| PAIRS[(v & 127) as usize];
+    // SAFETY: the caller's promise; unaligned two-byte stores.
+    unsafe {
+        ptr::write_unaligned(at.cast::<[u8; 2]>(), pair(a));
+        ptr::write_unaligned(at.add(2).cast::<[u8; 2]>(), pair(b));
+        ptr::write_unaligned(at.add(4).cast::<[u8; 2]>(), pair(c));
+        ptr::write_unaligned(at.add(6).cast::<[u8; 2]>(), [b'.', pair(d)[0]]);
+        ptr::write_unaligned(
+            at.add(8).cast::<[u8; 2]>(),
+            [pair(d)[1], b'0' + (nanos - d * 10) as u8],
+        );
+    }
 }
 
 /// How the events are wrapped (`log-format`).
@@ -370,8 +380,8 @@ impl<W: Write> ChromeJsonWriter<W> {
                 prefix: Arc::from(&b""[..]),
             })),
             thread: ThreadText {
-                tid: 0,
-                secs: u64::MAX,
+                tid: u64::MAX,
+                base_ns: 0,
                 len: 0,
                 text: [0; THREAD_TEXT],
             },
@@ -646,15 +656,18 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.flow_event(ev, id);
             return;
         }
-        let secs = ev.ts_ns / 1_000_000_000;
-        let sub = (ev.ts_ns - secs * 1_000_000_000) as u32;
         let addr = ev.site as *const Site as usize;
         let slot = slot_of(addr);
         if self.slots[slot].addr != addr {
             self.fill_slot(slot, addr, ev.site);
         }
-        if self.thread.tid != ev.tid || self.thread.secs != secs {
-            self.thread.set(ev.tid, secs);
+        // The thread text holds while the thread stays and the stamp is
+        // within the same second (stamps of different threads are not in
+        // order: an earlier one wraps to a large offset).
+        let mut sub = ev.ts_ns.wrapping_sub(self.thread.base_ns);
+        if self.thread.tid != u64::from(ev.tid) || sub >= 1_000_000_000 {
+            self.thread.set(ev.tid, ev.ts_ns);
+            sub = ev.ts_ns - self.thread.base_ns;
         }
         let tail = match ev.phase {
             Phase::Begin => &TAIL_BEGIN,
@@ -663,16 +676,14 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             _ => &TAIL_NONE,
         };
         let prefix = &self.slots[slot].prefix;
-        let frac = sub_second_text(sub);
-        let frac_at = first_digit(secs, &frac);
         let out = &mut self.out;
         out.reserve(prefix.len() + LINE_ROOM);
         // SAFETY: the reserve above leaves room for the prefix and
         // LINE_ROOM more bytes: the whole copies of the thread text
-        // (THREAD_TEXT), the fraction (10 bytes, read from within its 16)
-        // and the tail (TAIL). Every byte up to the new length is written,
-        // in order; the bytes a whole copy leaves past a piece's real length
-        // are overwritten by the next piece or lie beyond the length.
+        // (THREAD_TEXT), the ten bytes of the fraction and the tail (TAIL).
+        // Every byte up to the new length is written, in order; the bytes a
+        // whole copy leaves past a piece's real length are overwritten by
+        // the next piece or lie beyond the length.
         unsafe {
             let start = out.as_mut_ptr().add(out.len());
             let mut at = start;
@@ -680,8 +691,16 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             at = at.add(prefix.len());
             ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
             at = at.add(self.thread.len);
-            ptr::copy_nonoverlapping(frac.as_ptr().add(frac_at), at, 10);
-            at = at.add(10 - frac_at);
+            put_sub_second(at, sub as u32);
+            if self.thread.base_ns == 0 {
+                // Within the first second of the epoch (only tests stamp
+                // events there): no leading zeros before the microseconds.
+                let skip = (0..5).take_while(|&i| *at.add(i) == b'0').count();
+                ptr::copy(at.add(skip), at, 10 - skip);
+                at = at.add(10 - skip);
+            } else {
+                at = at.add(10);
+            }
             ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
             at = at.add(tail.len);
             out.set_len(out.len() + at.offset_from(start) as usize);
