@@ -231,14 +231,15 @@ struct SiteSlot {
 }
 
 /// Bytes of [`ThreadText::text`], copied whole: a `u32` thread id (10
-/// digits), `,"ts":` and the seconds of a `u64` stamp (11 digits) fit.
+/// digits), `,"ts":` and the milliseconds of a `u64` stamp (14 digits) fit.
 const THREAD_TEXT: usize = 32;
 
-/// `T,"ts":S` for thread `tid` and the second that begins at `base_ns`.
+/// `T,"ts":M` for thread `tid` and the millisecond `M` that begins at
+/// `base_ns`: an event's `ts` is that and `uuu.nnn`.
 struct ThreadText {
     /// `u64::MAX` (no thread id) until the first event.
     tid: u64,
-    /// The stamp of the second's start, in epoch ns.
+    /// The stamp of the millisecond's start, in epoch ns.
     base_ns: u64,
     len: usize,
     text: [u8; THREAD_TEXT],
@@ -247,20 +248,20 @@ struct ThreadText {
 impl ThreadText {
     #[cold]
     fn set(&mut self, tid: u32, ts_ns: u64) {
-        let secs = ts_ns / 1_000_000_000;
+        let millis = ts_ns / 1_000_000;
         let mut t = Vec::with_capacity(THREAD_TEXT);
         write_u64(&mut t, u64::from(tid));
         t.extend_from_slice(b",\"ts\":");
-        // Within the first second of the epoch the microseconds lead.
-        if secs != 0 {
-            write_u64(&mut t, secs);
+        // Within the first millisecond of the epoch the microseconds lead.
+        if millis != 0 {
+            write_u64(&mut t, millis);
         }
         self.text[..t.len()].copy_from_slice(&t);
         self.len = t.len();
-        self.base_ns = secs * 1_000_000_000;
-        // In the last second a u64 holds, an offset from it could wrap
+        self.base_ns = millis * 1_000_000;
+        // In the last millisecond a u64 holds, an offset from it could wrap
         // around to look small: such a text is used once.
-        self.tid = if self.base_ns > u64::MAX - 1_000_000_000 {
+        self.tid = if self.base_ns > u64::MAX - 1_000_000 {
             u64::MAX
         } else {
             u64::from(tid)
@@ -310,6 +311,35 @@ const PAIRS: [[u8; 2]; 128] = {
     }
     t
 };
+
+/// Writes `uuu.nnn`, the microseconds and nanoseconds of `off` (below 10^6
+/// nanoseconds), at `at` with one eight-byte store (the last byte is not
+/// part of it).
+///
+/// # Safety
+/// `at` must be valid for writing eight bytes.
+#[inline(always)]
+unsafe fn put_sub_milli(at: *mut u8, off: u32) {
+    let micros = off / 1000;
+    let nanos = off - micros * 1000;
+    let u = micros / 100;
+    let tens = PAIRS[((micros - u * 100) & 127) as usize];
+    let d = nanos / 10;
+    let n = PAIRS[(d & 127) as usize];
+    let digit = |v: u32| b'0'.wrapping_add(v as u8);
+    let text = [
+        digit(u),
+        tens[0],
+        tens[1],
+        b'.',
+        n[0],
+        n[1],
+        digit(nanos - d * 10),
+        0,
+    ];
+    // SAFETY: the caller's promise; an unaligned store.
+    unsafe { ptr::write_unaligned(at.cast::<[u8; 8]>(), text) };
+}
 
 /// Writes `uuuuuu.nnn`, the microseconds and nanoseconds of `sub` (below
 /// 10^9 nanoseconds), at `at`: five two-byte stores and no loop.
@@ -662,12 +692,12 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.fill_slot(slot, addr, ev.site);
         }
         // The thread text holds while the thread stays and the stamp is
-        // within the same second (stamps of different threads are not in
-        // order: an earlier one wraps to a large offset).
-        let mut sub = ev.ts_ns.wrapping_sub(self.thread.base_ns);
-        if self.thread.tid != u64::from(ev.tid) || sub >= 1_000_000_000 {
+        // within the same millisecond (stamps of different threads are not
+        // in order: an earlier one wraps to a large offset).
+        let mut off = ev.ts_ns.wrapping_sub(self.thread.base_ns);
+        if self.thread.tid != u64::from(ev.tid) || off >= 1_000_000 {
             self.thread.set(ev.tid, ev.ts_ns);
-            sub = ev.ts_ns - self.thread.base_ns;
+            off = ev.ts_ns - self.thread.base_ns;
         }
         let tail = match ev.phase {
             Phase::Begin => &TAIL_BEGIN,
@@ -680,7 +710,8 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         out.reserve(prefix.len() + LINE_ROOM);
         // SAFETY: the reserve above leaves room for the prefix and
         // LINE_ROOM more bytes: the whole copies of the thread text
-        // (THREAD_TEXT), the ten bytes of the fraction and the tail (TAIL).
+        // (THREAD_TEXT), the eight-byte store of `uuu.nnn` and the tail
+        // (TAIL).
         // Every byte up to the new length is written, in order; the bytes a
         // whole copy leaves past a piece's real length are overwritten by
         // the next piece or lie beyond the length.
@@ -691,15 +722,16 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             at = at.add(prefix.len());
             ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
             at = at.add(self.thread.len);
-            put_sub_second(at, sub as u32);
+            put_sub_milli(at, off as u32);
             if self.thread.base_ns == 0 {
-                // Within the first second of the epoch (only tests stamp
-                // events there): no leading zeros before the microseconds.
-                let skip = (0..5).take_while(|&i| *at.add(i) == b'0').count();
-                ptr::copy(at.add(skip), at, 10 - skip);
-                at = at.add(10 - skip);
+                // Within the first millisecond of the epoch (only tests
+                // stamp events there): no leading zeros before the
+                // microseconds.
+                let skip = (0..2).take_while(|&i| *at.add(i) == b'0').count();
+                ptr::copy(at.add(skip), at, 7 - skip);
+                at = at.add(7 - skip);
             } else {
-                at = at.add(10);
+                at = at.add(7);
             }
             ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
             at = at.add(tail.len);

@@ -1,8 +1,8 @@
 //! The JSON writer builds event lines from cached pieces (site prefixes in
-//! a small cache by site address, the thread id and seconds of the last
+//! a small cache by site address, the thread id and millisecond of the last
 //! event, whole-array copies). Here many sites (more than the cache holds,
 //! so slots are shared and refilled), several threads, stamps that cross
-//! seconds and the first second of the epoch, every phase, names that need
+//! seconds and the first millisecond of the epoch, every phase, names that need
 //! escaping and names longer than the pieces copied whole are written, and
 //! the file must be exactly what formatting every field of every event
 //! with `format!` and `serde_json` gives.
@@ -129,6 +129,7 @@ fn json_event_lines_match_a_plain_formatting_of_their_fields() {
             0 => rng.below(1_000_000_000),
             1 => rng.below(5_000_000_000),
             2 => u64::MAX - rng.below(1_000_000),
+            3 => rng.below(3_000_000),
             _ => ts_ns.saturating_add(rng.below(2_000_000)),
         };
         let id = rng.next();
