@@ -22,16 +22,16 @@
 //! Formatting is cheap per event, which is why this writer is hand-made
 //! rather than built on `serde_json` or `fmt`: the JSON formatting runs for
 //! every event on a core the traced program may want (see
-//! docs/benchmarks.md, "JSON writer cost"). A line is four pieces copied
-//! into the output block, with no per-event allocation, escaping or
-//! formatting machinery:
+//! docs/benchmarks.md, "JSON writer cost per event"). A line is four
+//! pieces copied into the output block, with no per-event allocation,
+//! escaping or formatting machinery:
 //!
 //! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
 //!    site and found again through a small direct-mapped cache by site
 //!    address (a hash map behind it holds every site);
-//! 2. `T,"ts":S`, the thread id and the whole seconds of the timestamp,
-//!    formatted once per thread switch or second;
-//! 3. the sub-second part `uuuuuu.nnn`, from a table of digit pairs;
+//! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
+//!    timestamp, formatted once per thread switch or millisecond;
+//! 3. the rest of the timestamp, `uuu.nnn`, from a table of digit pairs;
 //! 4. the phase tail (`,"ph":"B"},` and the newline).
 //!
 //! The fixed-size pieces are copied whole from fixed-size arrays into room
