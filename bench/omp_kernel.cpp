@@ -19,9 +19,10 @@
 //   time_step            the whole step (serial caller, once a step)
 //
 // Each woven row or block function does about a microsecond of work, so a
-// 2-core run emits about 3 million events per second, as LULESH (-s 25,
-// 19 annotated functions) does. The work per call is set by N and the
-// particle block size; the event rate follows from them.
+// 2-core run emits millions of events per second, as LULESH (-s 25, 19
+// annotated functions, about 3 million per second) does: 2 million with
+// N = 1024 and blocks of 32 particles on the machine of docs/benchmarks.md.
+// The work per call is set by N and the block size; the rate follows.
 //
 // Usage: omp_kernel N STEPS PARTICLES
 //

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/omp_kernel.sh - what tracing costs a program that keeps every core
-# busy: bench/omp_kernel.cpp (OpenMP on all cores, woven functions at about
-# 3 million events per second), plain against woven, JSON and Perfetto.
+# busy: bench/omp_kernel.cpp (OpenMP on all cores, woven functions at
+# millions of events per second, as LULESH), plain against woven, JSON and
+# Perfetto.
 #
 # Usage: bash bench/omp_kernel.sh [N STEPS PARTICLES]   (default 1024 300 80000)
 #
