@@ -80,8 +80,9 @@ CREATE TABLE IF NOT EXISTS counter (
 
 /// The indexes only queries use, made after the rows are in: building an
 /// index over a table at once costs less than keeping it up to date row by
-/// row. (`flow_by_key` stays in [`SCHEMA`]: the import pairs flows with
-/// it.)
+/// row. (`span_by_parent` is also in [`SCHEMA`], as databases made before
+/// this have it; [`DROP_INDEXES`] removes it from a database without
+/// spans. `flow_by_key` stays: the import pairs flows with it.)
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS span_by_name ON span(name);
 CREATE INDEX IF NOT EXISTS span_by_parent ON span(parent);
