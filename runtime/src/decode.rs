@@ -30,6 +30,10 @@
 //!   All ids come from one process-wide counter ([`next_async_id`]), so ids
 //!   chosen when recording and ids chosen here never collide.
 //! - `before_async` / `after_async`: an async instant `n`.
+//! - An exit followed by [`Payload::Unwound`] (the weaver's cleanup
+//!   landing pad: the function was left by an exception) ends its `around`
+//!   or `around_async` slice through [`Sink::raised`] instead of
+//!   [`Sink::event`], so writers mark the slice's end `raised`.
 //! - Slices still open when their thread exits or the trace is completed
 //!   are ended at that moment ([`ThreadDecoder::close_open`]), so every
 //!   `B` has its `E` even when `exit()` is called deep inside woven code.
@@ -235,6 +239,8 @@ struct Extras {
     usage: Option<(u64, u64)>,
     async_id: Option<u64>,
     sequence: Option<u64>,
+    /// The exit was taken by unwinding.
+    unwound: bool,
 }
 
 impl Extras {
@@ -243,6 +249,7 @@ impl Extras {
             Payload::Usage { cpu_ns, rss_kib } => self.usage = Some((cpu_ns, rss_kib)),
             Payload::AsyncId(id) => self.async_id = Some(id),
             Payload::Sequence(n) => self.sequence = Some(n),
+            Payload::Unwound => self.unwound = true,
         }
     }
 }
@@ -260,7 +267,9 @@ struct OpenSlice {
 /// Ends one `around` slice at `end_ns`: with usage readings at both ends,
 /// the two counter samples of `cpu-mem-usage` first; then an `E` at
 /// `end_ns`, or in compact mode one `X` at the begin lasting until `end_ns`.
-/// `end_usage` is the thread CPU time and resident set size at the end.
+/// `end_usage` is the thread CPU time and resident set size at the end;
+/// `raised`: the function was left by unwinding.
+#[allow(clippy::too_many_arguments)]
 fn end_slice<S: Sink + ?Sized>(
     site: &Site,
     tid: u32,
@@ -268,6 +277,7 @@ fn end_slice<S: Sink + ?Sized>(
     end_ns: u64,
     end_usage: Option<(u64, u64)>,
     compact: bool,
+    raised: bool,
     sink: &mut S,
 ) {
     let begin_ns = slice.begin_ns;
@@ -294,12 +304,17 @@ fn end_slice<S: Sink + ?Sized>(
     } else {
         (end_ns, Phase::End)
     };
-    sink.event(&TraceEvent {
+    let end = TraceEvent {
         site,
         tid,
         ts_ns,
         phase,
-    });
+    };
+    if raised {
+        sink.raised(&end);
+    } else {
+        sink.event(&end);
+    }
 }
 
 /// Decoding state of one thread.
@@ -397,7 +412,7 @@ impl ThreadDecoder {
             let Some(slice) = self.open.pop() else { break };
             // SAFETY: pushed by `decode`, whose caller vouched for the site.
             let site: &Site = unsafe { &*slice.site };
-            end_slice(site, self.tid, &slice, ts_ns, None, compact, sink);
+            end_slice(site, self.tid, &slice, ts_ns, None, compact, false, sink);
         }
     }
 
@@ -468,13 +483,18 @@ impl ThreadDecoder {
             let site: &Site = unsafe { &*site_ptr };
             let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
             let tid = self.tid;
+            let unwound = extras.unwound;
             let emit = |sink: &mut S, phase: Phase| {
-                sink.event(&TraceEvent {
+                let event = TraceEvent {
                     site,
                     tid,
                     ts_ns,
                     phase,
-                })
+                };
+                match phase {
+                    Phase::AsyncEnd(_) if unwound => sink.raised(&event),
+                    _ => sink.event(&event),
+                }
             };
             let flow = flow_dir(site.flow_raw(), kind).map(|dir| {
                 let id = cx.next_flow(site.scope().unwrap_or(b"flow"), dir);
@@ -522,6 +542,10 @@ impl ThreadDecoder {
                                     ts_ns,
                                     extras.usage,
                                     cx.compact,
+                                    // Only the function the exit is of
+                                    // unwound; slices above it were left
+                                    // by longjmp.
+                                    extras.unwound && self.open.len() == at,
                                     sink,
                                 );
                                 if self.open.len() == at {

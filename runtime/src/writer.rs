@@ -46,6 +46,13 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// The end (`E`, `e` or compact `X`) of a slice whose function was
+    /// left by unwinding (an exception): see
+    /// [`crate::event::Payload::Unwound`]. By default written as any
+    /// other event.
+    fn raised(&mut self, event: &TraceEvent<'_>) {
+        self.event(event);
+    }
     /// One counter sample: the values of the counter track `name` at
     /// `ts_ns` (epoch ns).
     fn counter(&mut self, _name: &[u8], _tid: u32, _ts_ns: u64, _values: &[(&str, f64)]) {}
@@ -533,6 +540,46 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.out.push(b'}');
         }
         self.out.extend_from_slice(b",\n");
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    /// The end with `"args":{"outcome":"raised"}`. Cold: one line per
+    /// exception that leaves a woven function.
+    #[cold]
+    fn raised(&mut self, ev: &TraceEvent<'_>) {
+        if !matches!(
+            ev.phase,
+            Phase::End | Phase::AsyncEnd(_) | Phase::Complete(_)
+        ) {
+            return self.event(ev);
+        }
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let key = ev.site as *const Site as usize;
+        if !self.prefixes.contains_key(&key) {
+            let prefix = self.build_prefix(ev.site);
+            self.prefixes.insert(key, prefix);
+        }
+        self.out.extend_from_slice(&self.prefixes[&key]);
+        write_u64(&mut self.out, u64::from(ev.tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ev.ts_ns);
+        match ev.phase {
+            Phase::AsyncEnd(id) => {
+                self.out.extend_from_slice(b",\"ph\":\"e\",\"id\":");
+                write_u64(&mut self.out, id);
+            }
+            Phase::Complete(dur_ns) => {
+                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
+                write_ts(&mut self.out, dur_ns);
+            }
+            _ => self.out.extend_from_slice(b",\"ph\":\"E\""),
+        }
+        self.out
+            .extend_from_slice(b",\"args\":{\"outcome\":\"raised\"}},\n");
         self.o.formatted();
         self.maybe_flush();
     }

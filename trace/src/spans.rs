@@ -33,6 +33,9 @@ pub(crate) struct Seen {
     pub id: Option<String>,
     pub thread: Option<Thread>,
     pub ts_ns: Option<i64>,
+    /// An end that says its function was left by an exception (see
+    /// [`crate::outcome`]).
+    pub raised: bool,
 }
 
 impl Seen {
@@ -48,6 +51,7 @@ impl Seen {
             id: if keyed { event.id.clone() } else { None },
             thread: event.thread(),
             ts_ns: event.ts_ns,
+            raised: crate::outcome::raised(event),
         }
     }
 
@@ -111,6 +115,8 @@ pub(crate) enum Matched {
         /// beginning's).
         end_thread: Option<Thread>,
         nested: bool,
+        /// The end says the function was left by an exception.
+        raised: bool,
     },
     /// Boxed: mismatches are rare, pairs are not.
     Mismatch(Box<Mismatch>),
@@ -181,6 +187,7 @@ impl Matcher {
                                 end_ts_ns: end.ts_ns,
                                 end_thread: end.thread,
                                 nested: false,
+                                raised: end.raised,
                             });
                         }
                         None => unpaired.begins.push(Seen::of(index, event)),
@@ -208,6 +215,7 @@ impl Matcher {
                                 end_ts_ns: event.ts_ns,
                                 end_thread: event.thread(),
                                 nested: false,
+                                raised: crate::outcome::raised(event),
                             });
                         }
                         None => unpaired.ends.push(Seen::of(index, event)),
@@ -288,6 +296,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
+                raised: crate::outcome::raised(event),
             });
         } else if let Some(position) = stack.iter().rposition(names_match) {
             let inner = innermost.clone();
@@ -302,6 +311,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
+                raised: crate::outcome::raised(event),
             });
         } else {
             let begin = stack.pop().expect("an open B");
