@@ -90,6 +90,10 @@ impl<W: Write> Sink for TraceWriter<W> {
         each!(self, w => w.event(event))
     }
 
+    fn raised(&mut self, event: &TraceEvent<'_>) {
+        each!(self, w => w.raised(event))
+    }
+
     fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
         TraceWriter::counter(self, name, tid, ts_ns, values)
     }
