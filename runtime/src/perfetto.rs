@@ -37,7 +37,9 @@
 //! each value on a track named after its key, grouped under a track named
 //! after the counter. The end of a slice whose function was left by an
 //! exception carries the debug annotation `outcome` = `"raised"` (the
-//! trace processor puts it among the slice's args as `debug.outcome`).
+//! trace processor puts it among the slice's args as `debug.outcome`);
+//! one ended because its thread or process ended inside it,
+//! `"open_at_end"` or `"killed"`.
 //!
 //! Every packet is formatted whole in memory and blocks of whole packets
 //! go to the destination, so a file cut short by a kill holds a sequence of
@@ -52,7 +54,7 @@ use std::io::Write;
 
 use crate::block_output::BlockOutput;
 use crate::clock::Epoch;
-use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::protobuf::Encoder;
 use crate::site::Site;
@@ -875,10 +877,12 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         self.maybe_flush();
     }
 
-    /// A slice end with the debug annotation `outcome` = `"raised"`.
-    /// Cold: one per exception that leaves a woven function.
+    /// A slice end with the debug annotation `outcome` = `"raised"` (or
+    /// `open_at_end`, `killed`). Cold: one per exception that leaves a
+    /// woven function, and per slice open when a thread or the process
+    /// ends.
     #[cold]
-    fn raised(&mut self, ev: &TraceEvent<'_>) {
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
         let (track, end_ns) = match ev.phase {
             Phase::End => (None, ev.ts_ns),
             Phase::AsyncEnd(id) if self.is_open() => {
@@ -907,7 +911,7 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         }
         let annotation = e.begin(TE_DEBUG_ANNOTATIONS);
         e.text(DA_NAME, b"outcome");
-        e.text(DA_STRING_VALUE, b"raised");
+        e.text(DA_STRING_VALUE, outcome.as_str().as_bytes());
         e.end(annotation);
         e.end(te);
         Self::timestamp(&mut e, seq, end_ns);

@@ -60,15 +60,18 @@ static HANDLING: AtomicBool = AtomicBool::new(false);
 /// before any.
 static FATAL: AtomicI32 = AtomicI32::new(0);
 
+/// The fatal signal that is ending the process, once its handler asked
+/// for the trace to be completed.
+pub(crate) fn fatal_signal() -> Option<libc::c_int> {
+    Some(FATAL.load(Ordering::Relaxed)).filter(|&n| n != 0)
+}
+
 /// The `perfflow_signal` metadata of a trace completed because of a fatal
 /// signal (`{"signal":15,"name":"TERM"}`): readers tell from it that the
 /// process was killed, and the spans still open were cut short. `None`
 /// when no fatal signal came.
 pub(crate) fn fatal_signal_json() -> Option<String> {
-    let number = FATAL.load(Ordering::Relaxed);
-    if number == 0 {
-        return None;
-    }
+    let number = fatal_signal()?;
     let name = crate::options::EndSignal::ALL
         .iter()
         .find(|s| s.number() == number)

@@ -31,7 +31,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 
 use crate::block_output::BlockOutput;
-use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::site::{Pointcut, Site};
 
@@ -46,11 +46,11 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
-    /// The end (`E`, `e` or compact `X`) of a slice whose function was
-    /// left by unwinding (an exception): see
-    /// [`crate::event::Payload::Unwound`]. By default written as any
-    /// other event.
-    fn raised(&mut self, event: &TraceEvent<'_>) {
+    /// The end (`E`, `e` or compact `X`) of a slice that did not end by
+    /// a return: its function was left by an exception (see
+    /// [`crate::event::Payload::Unwound`]), or its thread or process ended
+    /// inside it. By default written as any other event.
+    fn ended(&mut self, event: &TraceEvent<'_>, _outcome: Outcome) {
         self.event(event);
     }
     /// One counter sample: the values of the counter track `name` at
@@ -544,10 +544,11 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         self.maybe_flush();
     }
 
-    /// The end with `"args":{"outcome":"raised"}`. Cold: one line per
-    /// exception that leaves a woven function.
+    /// The end with `"args":{"outcome":"raised"}` (or `open_at_end`,
+    /// `killed`). Cold: one line per exception that leaves a woven
+    /// function, and per slice open when a thread or the process ends.
     #[cold]
-    fn raised(&mut self, ev: &TraceEvent<'_>) {
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
         if !matches!(
             ev.phase,
             Phase::End | Phase::AsyncEnd(_) | Phase::Complete(_)
@@ -578,8 +579,9 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             }
             _ => self.out.extend_from_slice(b",\"ph\":\"E\""),
         }
-        self.out
-            .extend_from_slice(b",\"args\":{\"outcome\":\"raised\"}},\n");
+        self.out.extend_from_slice(b",\"args\":{\"outcome\":\"");
+        self.out.extend_from_slice(outcome.as_str().as_bytes());
+        self.out.extend_from_slice(b"\"}},\n");
         self.o.formatted();
         self.maybe_flush();
     }

@@ -1,6 +1,6 @@
 //! An exit followed by the `Unwound` payload (what the weaver's cleanup
 //! landing pad records through `perfflow_site_exit_unwind`) ends its slice
-//! through `Sink::raised`: the JSON writer gives that `E` (or compact `X`,
+//! through `Sink::ended` as raised: the JSON writer gives that `E` (or compact `X`,
 //! or async `e`) `"args":{"outcome":"raised"}`, the Perfetto writer gives
 //! the slice end the debug annotation `outcome` = `"raised"`, read back
 //! with Perfetto's own classes. Other ends stay as they were.
@@ -8,7 +8,7 @@
 mod support;
 
 use perfflow_runtime::clock::Epoch;
-use perfflow_runtime::decode::{DecodeContext, Phase, ThreadDecoder, TraceEvent};
+use perfflow_runtime::decode::{DecodeContext, Outcome, Phase, ThreadDecoder, TraceEvent};
 use perfflow_runtime::event::{Kind, Payload, RawEvent};
 use perfflow_runtime::perfetto::PerfettoWriter;
 use perfflow_runtime::site::{Flow, Pointcut, Site};
@@ -67,7 +67,7 @@ fn decode(compact: bool, sink: &mut dyn Sink) {
     unsafe { d.decode(&records(), &mut cx, sink) };
 }
 
-/// Which events reached `raised` rather than `event`.
+/// Which events reached `ended` as raised rather than `event`.
 #[derive(Default)]
 struct Recorder(Vec<(String, Phase, bool)>);
 
@@ -76,9 +76,9 @@ impl Sink for Recorder {
         let name = String::from_utf8_lossy(ev.site.name()).into_owned();
         self.0.push((name, ev.phase, false));
     }
-    fn raised(&mut self, ev: &TraceEvent<'_>) {
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
         let name = String::from_utf8_lossy(ev.site.name()).into_owned();
-        self.0.push((name, ev.phase, true));
+        self.0.push((name, ev.phase, outcome == Outcome::Raised));
     }
 }
 
@@ -186,4 +186,30 @@ fn the_perfetto_end_of_a_raised_slice_carries_the_outcome_annotation() {
         let times: Vec<u64> = times.iter().map(|t| SECOND + t).collect();
         assert_eq!(ts, times, "compact: {compact}");
     }
+}
+
+#[test]
+fn slices_open_when_their_thread_ends_end_as_open_at_end() {
+    let mut w = ChromeJsonWriter::new(Vec::new(), 7);
+    let mut cx = DecodeContext::new(Epoch::new(0, 0));
+    let mut d = ThreadDecoder::new(7);
+    let records = [
+        RawEvent::new(SECOND, &OUTER, Kind::Enter),
+        RawEvent::new(SECOND + 10, &INNER, Kind::Enter),
+    ];
+    // SAFETY: every record points at one of the static sites above.
+    unsafe { d.decode(&records, &mut cx, &mut w) };
+    d.close_open(SECOND + 50, &mut cx, &mut w);
+    w.finish().unwrap();
+    let text = String::from_utf8(w.into_inner()).unwrap();
+    let events: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        outcomes(&events),
+        [
+            row("outer", "B", None),
+            row("inner", "B", None),
+            row("inner", "E", Some("open_at_end")),
+            row("outer", "E", Some("open_at_end")),
+        ]
+    );
 }

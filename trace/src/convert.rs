@@ -330,12 +330,13 @@ impl PerfettoEncoder {
             track_uuid: Some(track),
             ..Default::default()
         };
-        // The end of a span left by an exception keeps its outcome.
+        // An end that says how its span ended keeps its outcome.
+        let outcome = crate::outcome::Outcome::of_end(e);
         let ending = |track: u64| TrackEvent {
-            debug_annotations: crate::outcome::raised(e)
+            debug_annotations: (outcome != crate::outcome::Outcome::Returned)
                 .then(|| DebugAnnotation {
                     name: Some("outcome".to_string()),
-                    string_value: Some("raised".to_string()),
+                    string_value: Some(outcome.as_str().to_string()),
                 })
                 .into_iter()
                 .collect(),

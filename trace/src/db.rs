@@ -681,7 +681,7 @@ impl FileImport<'_> {
                     event.end_ns(),
                     Some(depth),
                     parent,
-                    Outcome::ended(crate::outcome::raised(event)).as_str(),
+                    Outcome::of_end(event).as_str(),
                 )?;
             }
             Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
@@ -730,13 +730,13 @@ impl FileImport<'_> {
 
     /// Writes what the matcher paired, or left open at the end.
     fn matched(&mut self, matched: Matched) -> Sql<()> {
-        let (begin, end_ns, raised) = match matched {
+        let (begin, end_ns, ended) = match matched {
             Matched::Pair {
                 begin,
                 end_ts_ns,
-                raised,
+                outcome,
                 ..
-            } => (begin, end_ts_ns, Some(raised)),
+            } => (begin, end_ts_ns, Some(outcome)),
             Matched::Mismatch(mismatch) => match *mismatch {
                 Mismatch::Unclosed { begin } | Mismatch::AsyncUnclosed { begin } => {
                     (begin, None, None)
@@ -751,8 +751,8 @@ impl FileImport<'_> {
         let Some(pid) = begin.thread.map(|(pid, _)| pid) else {
             return Ok(());
         };
-        let outcome = match raised {
-            Some(raised) => Outcome::ended(raised),
+        let outcome = match ended {
+            Some(outcome) => outcome,
             None => self.endings.unended(pid, self.truncated),
         };
         let process = self.process(pid)?;

@@ -1,18 +1,21 @@
 //! How a span ended: the `outcome` of the database's spans.
 //!
-//! * `returned`: its end was recorded on a normal way out of the function;
-//! * `raised`: its end says the function was left by an exception: in JSON
-//!   an `E`, `e` or `X` event with `"args":{"outcome":"raised"}`, in a
-//!   Perfetto trace a slice end with the debug annotation `outcome` =
-//!   `"raised"` (both written by the runtime from the weaver's cleanup
-//!   landing pad, and by the Python decorators);
-//! * `open_at_end`: no end, in a trace that was completed normally (the
-//!   process exited inside the span, or it was never closed);
-//! * `killed`: no end, and the process was killed: a fatal signal
+//! An end event (`E`, `e`, `X`) may say how its span ended: in JSON
+//! `"args":{"outcome":"raised"}` (or `open_at_end`, `killed`), in a
+//! Perfetto trace the same as the slice end's debug annotation `outcome`.
+//! The runtime writes `raised` for a function left by an exception (the
+//! weaver's cleanup landing pad, the Python decorators), and
+//! `open_at_end` or `killed` on the ends it writes itself for slices still
+//! open when their thread or process ends (`exit()` inside a woven
+//! function; a fatal signal). A span is
+//!
+//! * `returned`: its end says nothing;
+//! * `raised`, `open_at_end`, `killed`: as its end says;
+//! * without an end, `killed` when its process was: a fatal signal
 //!   completed its trace (the runtime's `perfflow_signal` metadata), or the
 //!   trace was cut short (the file is truncated, or it is a perfflow trace,
 //!   with its opening `perfflow_process` record, that lacks the final
-//!   `perfflow_runtime` record: a `SIGKILL`).
+//!   `perfflow_runtime` record: a `SIGKILL`); `open_at_end` otherwise.
 
 use std::collections::HashMap;
 
@@ -41,22 +44,22 @@ impl Outcome {
         }
     }
 
-    /// The outcome of a span with an end: `raised` says the end event.
-    pub(crate) fn ended(raised: bool) -> Outcome {
-        if raised {
-            Outcome::Raised
-        } else {
-            Outcome::Returned
+    /// The outcome an end event says (`returned` when it says none, or
+    /// is not an end).
+    pub(crate) fn of_end(event: &Event) -> Outcome {
+        if !matches!(
+            event.ph,
+            Some(Phase::End | Phase::AsyncEnd | Phase::Complete)
+        ) {
+            return Outcome::Returned;
+        }
+        match event.args.get("outcome").and_then(Value::as_str) {
+            Some("raised") => Outcome::Raised,
+            Some("open_at_end") => Outcome::OpenAtEnd,
+            Some("killed") => Outcome::Killed,
+            _ => Outcome::Returned,
         }
     }
-}
-
-/// True when `event` ends a span whose function was left by an exception.
-pub(crate) fn raised(event: &Event) -> bool {
-    matches!(
-        event.ph,
-        Some(Phase::End | Phase::AsyncEnd | Phase::Complete)
-    ) && event.args.get("outcome").and_then(Value::as_str) == Some("raised")
 }
 
 /// What a process's metadata said about how its trace ended.
@@ -156,14 +159,33 @@ mod tests {
     }
 
     #[test]
-    fn only_an_end_with_the_raised_outcome_is_raised() {
-        assert!(raised(&event(r#"{"ph":"E","args":{"outcome":"raised"}}"#)));
-        assert!(raised(&event(r#"{"ph":"X","args":{"outcome":"raised"}}"#)));
-        assert!(!raised(&event(r#"{"ph":"E"}"#)));
-        assert!(!raised(&event(r#"{"ph":"B","args":{"outcome":"raised"}}"#)));
-        assert!(!raised(&event(
-            r#"{"ph":"E","args":{"outcome":"returned"}}"#
-        )));
+    fn an_end_says_its_outcome_and_other_events_say_none() {
+        let of = |json| Outcome::of_end(&event(json));
+        assert_eq!(
+            of(r#"{"ph":"E","args":{"outcome":"raised"}}"#),
+            Outcome::Raised
+        );
+        assert_eq!(
+            of(r#"{"ph":"X","args":{"outcome":"raised"}}"#),
+            Outcome::Raised
+        );
+        assert_eq!(
+            of(r#"{"ph":"e","args":{"outcome":"killed"}}"#),
+            Outcome::Killed
+        );
+        assert_eq!(
+            of(r#"{"ph":"E","args":{"outcome":"open_at_end"}}"#),
+            Outcome::OpenAtEnd
+        );
+        assert_eq!(of(r#"{"ph":"E"}"#), Outcome::Returned);
+        assert_eq!(
+            of(r#"{"ph":"B","args":{"outcome":"raised"}}"#),
+            Outcome::Returned
+        );
+        assert_eq!(
+            of(r#"{"ph":"E","args":{"outcome":"odd"}}"#),
+            Outcome::Returned
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@
 use foldhash::HashMap;
 
 use crate::event::{Event, Phase};
+use crate::outcome::Outcome;
 
 /// A thread: `(pid, tid)`.
 pub(crate) type Thread = (i64, i64);
@@ -33,9 +34,8 @@ pub(crate) struct Seen {
     pub id: Option<String>,
     pub thread: Option<Thread>,
     pub ts_ns: Option<i64>,
-    /// An end that says its function was left by an exception (see
-    /// [`crate::outcome`]).
-    pub raised: bool,
+    /// How an end event says its span ended (see [`crate::outcome`]).
+    pub outcome: Outcome,
 }
 
 impl Seen {
@@ -51,7 +51,7 @@ impl Seen {
             id: if keyed { event.id.clone() } else { None },
             thread: event.thread(),
             ts_ns: event.ts_ns,
-            raised: crate::outcome::raised(event),
+            outcome: Outcome::of_end(event),
         }
     }
 
@@ -115,8 +115,8 @@ pub(crate) enum Matched {
         /// beginning's).
         end_thread: Option<Thread>,
         nested: bool,
-        /// The end says the function was left by an exception.
-        raised: bool,
+        /// How the end says the span ended.
+        outcome: Outcome,
     },
     /// Boxed: mismatches are rare, pairs are not.
     Mismatch(Box<Mismatch>),
@@ -187,7 +187,7 @@ impl Matcher {
                                 end_ts_ns: end.ts_ns,
                                 end_thread: end.thread,
                                 nested: false,
-                                raised: end.raised,
+                                outcome: end.outcome,
                             });
                         }
                         None => unpaired.begins.push(Seen::of(index, event)),
@@ -215,7 +215,7 @@ impl Matcher {
                                 end_ts_ns: event.ts_ns,
                                 end_thread: event.thread(),
                                 nested: false,
-                                raised: crate::outcome::raised(event),
+                                outcome: Outcome::of_end(event),
                             });
                         }
                         None => unpaired.ends.push(Seen::of(index, event)),
@@ -296,7 +296,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
-                raised: crate::outcome::raised(event),
+                outcome: Outcome::of_end(event),
             });
         } else if let Some(position) = stack.iter().rposition(names_match) {
             let inner = innermost.clone();
@@ -311,7 +311,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
-                raised: crate::outcome::raised(event),
+                outcome: Outcome::of_end(event),
             });
         } else {
             let begin = stack.pop().expect("an open B");
