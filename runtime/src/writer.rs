@@ -49,7 +49,7 @@ use std::ptr;
 use std::sync::Arc;
 
 use crate::block_output::BlockOutput;
-use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::site::{Pointcut, Site};
 
@@ -64,6 +64,13 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// The end (`E`, `e` or compact `X`) of a slice that did not end by
+    /// a return: its function was left by an exception (see
+    /// [`crate::event::Payload::Unwound`]), or its thread or process ended
+    /// inside it. By default written as any other event.
+    fn ended(&mut self, event: &TraceEvent<'_>, _outcome: Outcome) {
+        self.event(event);
+    }
     /// One counter sample: the values of the counter track `name` at
     /// `ts_ns` (epoch ns).
     fn counter(&mut self, _name: &[u8], _tid: u32, _ts_ns: u64, _values: &[(&str, f64)]) {}
@@ -740,6 +747,48 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         if tail.len == 0 {
             self.phase_with_number(ev.phase);
         }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    /// The end with `"args":{"outcome":"raised"}` (or `open_at_end`,
+    /// `killed`). Cold: one line per exception that leaves a woven
+    /// function, and per slice open when a thread or the process ends.
+    #[cold]
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
+        if !matches!(
+            ev.phase,
+            Phase::End | Phase::AsyncEnd(_) | Phase::Complete(_)
+        ) {
+            return self.event(ev);
+        }
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let key = ev.site as *const Site as usize;
+        if !self.prefixes.contains_key(&key) {
+            let prefix = self.build_prefix(ev.site);
+            self.prefixes.insert(key, prefix);
+        }
+        self.out.extend_from_slice(&self.prefixes[&key]);
+        write_u64(&mut self.out, u64::from(ev.tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ev.ts_ns);
+        match ev.phase {
+            Phase::AsyncEnd(id) => {
+                self.out.extend_from_slice(b",\"ph\":\"e\",\"id\":");
+                write_u64(&mut self.out, id);
+            }
+            Phase::Complete(dur_ns) => {
+                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
+                write_ts(&mut self.out, dur_ns);
+            }
+            _ => self.out.extend_from_slice(b",\"ph\":\"E\""),
+        }
+        self.out.extend_from_slice(b",\"args\":{\"outcome\":\"");
+        self.out.extend_from_slice(outcome.as_str().as_bytes());
+        self.out.extend_from_slice(b"\"}},\n");
         self.o.formatted();
         self.maybe_flush();
     }
