@@ -768,7 +768,7 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
         }
         let key = ev.site as *const Site as usize;
         if !self.prefixes.contains_key(&key) {
-            let prefix = self.build_prefix(ev.site);
+            let prefix: Arc<[u8]> = self.build_prefix(ev.site).into();
             self.prefixes.insert(key, prefix);
         }
         self.out.extend_from_slice(&self.prefixes[&key]);
