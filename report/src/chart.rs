@@ -623,7 +623,8 @@ impl YAxis {
         }
         let (mut clamp_low, mut clamp_high) = (None, None);
         if nonneg_unit || lo >= 0.0 {
-            lo = lo.max(0.0).min(0.0);
+            // Quantities that cannot go negative start their axis at zero.
+            lo = 0.0;
             if nonneg_unit {
                 clamp_low = Some(0.0);
             }
