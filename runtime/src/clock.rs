@@ -493,7 +493,7 @@ impl Timebase {
     }
 
     /// Ns since the Unix epoch of stamp `stamp`.
-    #[inline]
+    #[inline(always)]
     pub fn to_epoch_ns(&mut self, stamp: u64) -> u64 {
         if !self.tsc {
             return self.epoch.to_epoch_ns(stamp);
@@ -507,6 +507,13 @@ impl Timebase {
                 >> MULT_SHIFT;
             return f.epoch_ns.wrapping_add(scaled as u64);
         }
+        self.to_epoch_ns_cold(stamp)
+    }
+
+    /// [`Timebase::to_epoch_ns`] of a stamp outside the fast segment.
+    #[cold]
+    #[inline(never)]
+    fn to_epoch_ns_cold(&mut self, stamp: u64) -> u64 {
         let mono = self.to_mono_ns(stamp);
         self.epoch.to_epoch_ns(mono)
     }

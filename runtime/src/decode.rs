@@ -261,6 +261,7 @@ struct OpenSlice {
 /// the two counter samples of `cpu-mem-usage` first; then an `E` at
 /// `end_ns`, or in compact mode one `X` at the begin lasting until `end_ns`.
 /// `end_usage` is the thread CPU time and resident set size at the end.
+#[inline(always)]
 fn end_slice<S: Sink + ?Sized>(
     site: &Site,
     tid: u32,
@@ -271,23 +272,8 @@ fn end_slice<S: Sink + ?Sized>(
     sink: &mut S,
 ) {
     let begin_ns = slice.begin_ns;
-    if let (Some(cpu_begin), Some((cpu_end, rss_kib))) = (slice.cpu_ns, end_usage) {
-        let percent = usage::cpu_percent(
-            cpu_end.saturating_sub(cpu_begin),
-            end_ns.saturating_sub(begin_ns),
-        );
-        sink.counter(
-            site.name(),
-            tid,
-            begin_ns,
-            &[("cpu_usage", percent), ("memory_usage", rss_kib as f64)],
-        );
-        sink.counter(
-            site.name(),
-            tid,
-            end_ns,
-            &[("cpu_usage", 0.0), ("memory_usage", 0.0)],
-        );
+    if let (Some(cpu_begin), Some(end)) = (slice.cpu_ns, end_usage) {
+        usage_samples(site, tid, (begin_ns, cpu_begin), (end_ns, end), sink);
     }
     let (ts_ns, phase) = if compact {
         (begin_ns, Phase::Complete(end_ns.saturating_sub(begin_ns)))
@@ -300,6 +286,36 @@ fn end_slice<S: Sink + ?Sized>(
         ts_ns,
         phase,
     });
+}
+
+/// The two counter samples of `cpu-mem-usage` for a slice from `begin`
+/// (epoch ns, thread CPU ns) to `end` (epoch ns, thread CPU ns and
+/// resident KiB).
+#[cold]
+#[inline(never)]
+fn usage_samples<S: Sink + ?Sized>(
+    site: &Site,
+    tid: u32,
+    (begin_ns, cpu_begin): (u64, u64),
+    (end_ns, (cpu_end, rss_kib)): (u64, (u64, u64)),
+    sink: &mut S,
+) {
+    let percent = usage::cpu_percent(
+        cpu_end.saturating_sub(cpu_begin),
+        end_ns.saturating_sub(begin_ns),
+    );
+    sink.counter(
+        site.name(),
+        tid,
+        begin_ns,
+        &[("cpu_usage", percent), ("memory_usage", rss_kib as f64)],
+    );
+    sink.counter(
+        site.name(),
+        tid,
+        end_ns,
+        &[("cpu_usage", 0.0), ("memory_usage", 0.0)],
+    );
 }
 
 /// Decoding state of one thread.
