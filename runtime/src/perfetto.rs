@@ -969,36 +969,60 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         PerfettoWriter::counter(self, name, tid, ts_ns, values);
     }
 
-    #[inline]
+    #[inline(always)]
     fn event(&mut self, ev: &TraceEvent<'_>) {
         if !self.is_open() {
             self.o.lost += 1;
             return;
         }
         let site = ev.site;
+        let index = self.sequence(ev.tid);
+        let seq = &mut self.threads[index].1;
+        let fast = match ev.phase {
+            Phase::End => Some(END_BODY),
+            Phase::Begin => {
+                let addr = site as *const Site as usize;
+                let (ready, body) = seq.ready[ready_slot(addr)];
+                (ready == addr).then_some(body)
+            }
+            _ => None,
+        };
+        match fast {
+            Some(body) if ev.ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ev.ts_ns),
+            _ => self.event_cold(ev),
+        }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    fn misuse(&mut self, what: Misuse, site: &Site) {
+        self.o.misuse(what, site);
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        if !self.o.start_finish().map_err(Error::Io)? {
+            return Ok(());
+        }
+        let result = self
+            .o
+            .write_block(&self.out, event_packets_within)
+            .and_then(|()| self.o.flush());
+        self.out = Vec::new();
+        result.map_err(Error::Io)
+    }
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    /// The events [`Sink::event`] does not write with [`put_event`]: the
+    /// first begin of a site on a sequence, instants, flows, compact and
+    /// async slices, and events stamped before the sequence's last one.
+    #[inline(never)]
+    fn event_cold(&mut self, ev: &TraceEvent<'_>) {
+        let site = ev.site;
         match ev.phase {
             Phase::FlowStart(id) | Phase::FlowEnd(id) => self.flow_event(ev, id),
             Phase::End => {
-                let index = self.sequence(ev.tid);
-                let seq = &mut self.threads[index].1;
-                if ev.ts_ns >= seq.last_ts {
-                    put_event(&mut self.out, seq, END_BODY, ev.ts_ns);
-                } else {
-                    self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_END, None, None, None, false)
-                }
-            }
-            Phase::Begin
-                if {
-                    let index = self.sequence(ev.tid);
-                    let seq = &self.threads[index].1;
-                    let addr = site as *const Site as usize;
-                    seq.ready[ready_slot(addr)].0 == addr && ev.ts_ns >= seq.last_ts
-                } =>
-            {
-                // `sequence` just made this thread's the current one.
-                let seq = &mut self.threads[self.current].1;
-                let body = seq.ready[ready_slot(site as *const Site as usize)].1;
-                put_event(&mut self.out, seq, body, ev.ts_ns);
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_END, None, None, None, false)
             }
             Phase::Begin | Phase::Instant => {
                 let ids = self.site_ids(site);
@@ -1029,23 +1053,5 @@ impl<W: Write> Sink for PerfettoWriter<W> {
                 self.track_event(ev.tid, ev.ts_ns, kind, named, Some(track), None, false);
             }
         }
-        self.o.formatted();
-        self.maybe_flush();
-    }
-
-    fn misuse(&mut self, what: Misuse, site: &Site) {
-        self.o.misuse(what, site);
-    }
-
-    fn finish(&mut self) -> Result<(), Error> {
-        if !self.o.start_finish().map_err(Error::Io)? {
-            return Ok(());
-        }
-        let result = self
-            .o
-            .write_block(&self.out, event_packets_within)
-            .and_then(|()| self.o.flush());
-        self.out = Vec::new();
-        result.map_err(Error::Io)
     }
 }
