@@ -80,11 +80,18 @@ CREATE TABLE IF NOT EXISTS counter (
 
 /// The indexes only queries use, made after the rows are in: building an
 /// index over a table at once costs less than keeping it up to date row by
-/// row. (`span_by_parent` and `flow_by_key` are in [`SCHEMA`]: the import
-/// itself needs them, the first to check the deferred `parent` key of
-/// spans whose parent is written after them, the second to pair flows.)
+/// row. (`span_by_parent` is also in [`SCHEMA`], as databases made before
+/// this have it; [`DROP_INDEXES`] removes it from a database without
+/// spans. `flow_by_key` stays: the import pairs flows with it.)
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS span_by_name ON span(name);
+CREATE INDEX IF NOT EXISTS span_by_parent ON span(parent);
+";
+
+/// [`INDEXES`] undone, before the first rows go into a new database.
+const DROP_INDEXES: &str = "
+DROP INDEX IF EXISTS span_by_name;
+DROP INDEX IF EXISTS span_by_parent;
 ";
 
 /// Why an import or a query failed; every variant names its input.
@@ -173,10 +180,29 @@ pub fn import(
     // Each file is committed once; a crash loses at most the file being
     // imported, which WAL with NORMAL sync guarantees without a sync per
     // commit.
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
-        .map_err(database)?;
+    //
+    // The importer keeps the foreign keys itself (every id it writes is
+    // one it made in the same transaction; see `FileImport::unlink`), so
+    // SQLite does not check them: checking a deferred `parent` key costs
+    // a B-tree lookup per span and, while any child waits for its parent,
+    // a search of every table that may point at the new span.
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
+    )
+    .map_err(database)?;
     conn.execute_batch(SCHEMA).map_err(database)?;
     add_columns(&conn).map_err(database)?;
+    // Into a database without spans, the indexes only queries use are
+    // made once after the rows are in (one sort) instead of kept up to
+    // date row by row; a database that has spans keeps them.
+    let empty: bool = conn
+        .query_row("SELECT NOT EXISTS (SELECT 1 FROM span)", [], |row| {
+            row.get(0)
+        })
+        .map_err(database)?;
+    if empty {
+        conn.execute_batch(DROP_INDEXES).map_err(database)?;
+    }
     // The run is made, and labelled, with its first new file, so that a
     // command whose files are all imported already changes nothing.
     let mut run_id = None;
@@ -495,7 +521,7 @@ struct FileImport<'a> {
     path: PathBuf,
     next_span: i64,
     /// Processes of this file by pid: (row id, index into `processes`).
-    pids: HashMap<i64, (i64, usize)>,
+    pids: foldhash::HashMap<i64, (i64, usize)>,
     processes: Vec<Process>,
     facts: HashMap<i64, Facts>,
     /// The command line of each pid, as the JSON array the runtime wrote.
@@ -505,6 +531,15 @@ struct FileImport<'a> {
     open: foldhash::HashMap<usize, Open>,
     matcher: Matcher,
     spans: u64,
+    /// The first span id of this file, and the largest `instant` row id
+    /// before it.
+    first_span: i64,
+    instants_before: i64,
+    /// Ids given to `B`s that turned out to be no span (closed by an `E`
+    /// of another name): rows written before that point at them.
+    dropped: Vec<i64>,
+    /// What the matcher found at the current event (kept to reuse).
+    found: Vec<Matched>,
     /// The `labels` of the runtime's `perfflow_process` metadata.
     labels: Vec<(String, String)>,
 }
@@ -518,6 +553,11 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
             row.get(0)
         })
         .map_err(database)?;
+    let instants_before: i64 = tx
+        .query_row("SELECT COALESCE(MAX(id), 0) FROM instant", [], |row| {
+            row.get(0)
+        })
+        .map_err(database)?;
     let mut state = FileImport {
         tx,
         statements: Statements::new(tx).map_err(database)?,
@@ -525,7 +565,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         file,
         path: path.to_path_buf(),
         next_span,
-        pids: HashMap::new(),
+        pids: Default::default(),
         processes: Vec::new(),
         facts: HashMap::new(),
         commands: HashMap::new(),
@@ -533,6 +573,10 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         open: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
+        first_span: next_span,
+        instants_before,
+        dropped: Vec::new(),
+        found: Vec::new(),
         labels: Vec::new(),
     };
     let mut events = 0u64;
@@ -556,6 +600,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     for found in left {
         state.matched(found).map_err(database)?;
     }
+    state.unlink().map_err(database)?;
     let indexes = state
         .pids
         .iter()
@@ -703,11 +748,12 @@ impl FileImport<'_> {
             }
             _ => {}
         }
-        let mut found = Vec::new();
+        let mut found = std::mem::take(&mut self.found);
         self.matcher.push(index, event, &mut |m| found.push(m));
-        for matched in found {
+        for matched in found.drain(..) {
             self.matched(matched)?;
         }
+        self.found = found;
         Ok(())
     }
 
@@ -729,7 +775,10 @@ impl FileImport<'_> {
                     (begin, None, "open_at_end")
                 }
                 Mismatch::WrongName { begin, .. } => {
-                    self.open.remove(&begin.index);
+                    if let Some(open) = self.open.remove(&begin.index) {
+                        self.dropped.push(open.id);
+                        self.spans -= 1;
+                    }
                     return Ok(());
                 }
                 _ => return Ok(()),
@@ -785,6 +834,35 @@ impl FileImport<'_> {
             begin.id,
             outcome
         ])?;
+        Ok(())
+    }
+
+    /// Takes the ids of [`FileImport::dropped`] spans out of the rows of
+    /// this file that name them as parent or enclosing span (the flows
+    /// of the run, whose ends may come from other files), so that every
+    /// key names a row.
+    fn unlink(&mut self) -> Sql<()> {
+        if self.dropped.is_empty() {
+            return Ok(());
+        }
+        let ids = serde_json::to_string(&self.dropped).expect("integers serialize");
+        let dropped = "(SELECT value FROM json_each(?2))";
+        self.tx.execute(
+            &format!("UPDATE span SET parent = NULL WHERE id >= ?1 AND parent IN {dropped}"),
+            params![self.first_span, ids],
+        )?;
+        self.tx.execute(
+            &format!("UPDATE instant SET span = NULL WHERE id > ?1 AND span IN {dropped}"),
+            params![self.instants_before, ids],
+        )?;
+        for end in ["from", "to"] {
+            self.tx.execute(
+                &format!(
+                    "UPDATE flow SET {end}_span = NULL WHERE run = ?1 AND {end}_span IN {dropped}"
+                ),
+                params![self.run, ids],
+            )?;
+        }
         Ok(())
     }
 
