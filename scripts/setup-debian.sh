@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what perfflow needs on Debian 12 (as root, or with sudo): clang 19,
-# LLVM 19 headers and tools (opt, FileCheck), CMake, jq, pkg-config and a
-# font (DejaVu: perfflow-monitor draws its PDF report and PNG plots with it).
+# LLVM 19 headers and tools (opt, FileCheck), CMake, jq, pkg-config, a
+# font (DejaVu: perfflow-monitor draws its PDF report and PNG plots with it)
+# and the HDF5 library (perfflow-monitor's `-e hdf5` links it).
 # With --tests, also what only the tests use: Chromium (the monitor's HTML
 # report is rendered headless), poppler-utils (its PDF report is read back
 # with pdfinfo and pdftotext), Python's pyarrow (exported Parquet files
@@ -20,7 +21,7 @@ case "${1:-}" in
   "") ;;
   *) echo "usage: bash scripts/setup-debian.sh [--tests]" >&2; exit 2 ;;
 esac
-packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config fonts-dejavu-core)
+packages=(clang-19 llvm-19-dev llvm-19-tools cmake make jq pkg-config fonts-dejavu-core libhdf5-dev)
 if [ $tests -eq 1 ]; then
   # libclang-rt-19-dev: the sanitizer runtimes, for the ASan and TSan tests.
   packages+=(chromium poppler-utils python3 python3-dev python3-venv libclang-rt-19-dev)
@@ -60,6 +61,7 @@ pip_for_tests() {
 pip_for_tests pyarrow "reads the monitor's Parquet exports" "python3 -c 'import pyarrow'"
 pip_for_tests duckdb "queries perfflow-trace's Parquet export" "python3 -c 'import duckdb'"
 pip_for_tests pandas "reads the monitor's exports in every format" "python3 -c 'import pandas'"
+pip_for_tests tables "PyTables: pandas.read_hdf reads the monitor's HDF5 export" "python3 -c 'import tables'"
 pip_for_tests jsonschema "validates the monitor's files against perfmon's schema" "python3 -c 'import jsonschema'"
 pip_for_tests llnl-hatchet "reads perfflow-trace's call-tree profiles" "python3 -c 'import hatchet'"
 pip_for_tests pytest "runs the Python package's tests" "python3 -c 'import pytest'"

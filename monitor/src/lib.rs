@@ -25,7 +25,11 @@
 //!
 //! [`hardware_metadata`] describes the machine once per run.
 //!
-//! [`cli`] is the `perfflow-monitor` job monitor built on the sampler.
+//! [`cli`] is the `perfflow-monitor` job monitor built on the sampler, with
+//! its exports ([`export`]) and report ([`report`]). They are the cargo
+//! feature `cli` (on by default); without it the crate is the samplers
+//! alone, which is what the runtime links, so a traced program carries no
+//! Arrow, Parquet, ORC or PDF code.
 //!
 //! The code is split as the data flows: [`parse`] holds pure parsers from
 //! kernel text to typed structs (they never touch a file, so they are tested
@@ -43,9 +47,11 @@
 //! a 2-core VM; `examples/sample_cost.rs` measures it and
 //! `docs/benchmarks.md` keeps the figures.
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod duration;
 pub mod error;
+#[cfg(feature = "cli")]
 pub mod export;
 pub mod fd;
 pub mod groups;
@@ -53,6 +59,7 @@ pub mod install;
 pub mod metadata;
 pub mod parse;
 pub mod process_meta;
+#[cfg(feature = "cli")]
 pub mod report;
 pub mod sampler;
 pub mod source;

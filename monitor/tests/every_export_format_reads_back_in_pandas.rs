@@ -1,9 +1,11 @@
 //! Each of perfmon's export formats that perfflow-monitor writes, read back
 //! by pandas with its own reader (`read_csv`, `read_json`, `read_parquet`,
-//! `read_feather`, `read_orc`, and `DataFrame(read_pickle(...))`), gives
-//! the same table: perfmon's column names in the same order, the same
-//! hosts, times and values, missing values as NaN. Needs `python3` with
-//! `pandas` and `pyarrow`; without them the test fails and says so.
+//! `read_feather`, `read_orc`, `DataFrame(read_pickle(...))` and
+//! `read_hdf`), gives the same table: perfmon's column names in the same
+//! order, the same hosts, times and values, missing values as NaN; the
+//! HDF5 file's frame equals the CSV file's, dtypes included. Needs
+//! `python3` with `pandas`, `pyarrow` and `tables` (PyTables, which
+//! `read_hdf` reads with); without them the test fails and says so.
 
 mod job_dir;
 
@@ -25,7 +27,14 @@ frames = {
     "feather": pd.read_feather(f"{d}/cpu_metrics.feather"),
     "orc": pd.read_orc(f"{d}/cpu_metrics.orc"),
     "pickle": pd.DataFrame(pd.read_pickle(f"{d}/cpu_metrics.pkl")),
+    "hdf5": pd.read_hdf(f"{d}/cpu_metrics.h5", "cpu_metrics"),
 }
+# The HDF5 frame is the CSV frame (values, names, host names as text, every
+# other column float64, where read_csv makes integers of whole numbers),
+# also when read without a key (the file holds one frame).
+csv = frames["csv"].astype({c: "float64" for c in frames["csv"].columns if c != "Host"})
+pd.testing.assert_frame_equal(frames["hdf5"], csv)
+pd.testing.assert_frame_equal(pd.read_hdf(f"{d}/cpu_metrics.h5"), csv)
 out = {}
 for name, df in frames.items():
     typed = {}
@@ -52,7 +61,7 @@ fn every_export_format_reads_back_in_pandas() {
         .arg(READER)
         .arg(dir.path())
         .output()
-        .expect("python3 with pandas and pyarrow is needed for this test");
+        .expect("python3 with pandas, pyarrow and tables is needed for this test");
     let stderr = String::from_utf8_lossy(&out.stderr);
     for module in ["pandas", "pyarrow"] {
         assert!(
@@ -60,6 +69,10 @@ fn every_export_format_reads_back_in_pandas() {
             "{module} is needed for this test: pip install {module}"
         );
     }
+    assert!(
+        !stderr.contains("Missing optional dependency 'pytables'"),
+        "PyTables is needed for this test (pandas.read_hdf): pip install tables"
+    );
     assert!(
         out.status.success(),
         "pandas could not read an export:\n{stderr}"
@@ -80,7 +93,7 @@ fn every_export_format_reads_back_in_pandas() {
             [t + 2.25, null, null, 30.0, 3.0, null, null],
         ],
     });
-    for format in ["csv", "json", "parquet", "feather", "orc", "pickle"] {
+    for format in ["csv", "json", "parquet", "feather", "orc", "pickle", "hdf5"] {
         let table = &read[format];
         for key in ["columns", "hosts", "rows"] {
             assert_eq!(table[key], expected[key], "{format}: {key}");

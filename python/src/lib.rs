@@ -123,7 +123,8 @@ struct Traced {
 }
 
 /// Runs `call` inside one span of `site`: enter before, exit after, also
-/// when it raises (then a `raised` instant is written just before the exit).
+/// when it raises (then a `raised` instant is written just before the exit,
+/// and the exit marks the span's end `raised`).
 /// One relaxed load decides both ends, so a span is never left half open.
 #[inline]
 fn span<T>(
@@ -139,12 +140,13 @@ fn span<T>(
     }
     api.site_enter(site);
     let result = call();
-    if let Err(err) = &result {
-        if !is_normal_end(py, err) {
+    match &result {
+        Err(err) if !is_normal_end(py, err) => {
             mark_raised(&type_name(err.get_type_bound(py).into_any()), name, file);
+            api.site_exit_unwind(site);
         }
+        _ => api.site_exit(site),
     }
-    api.site_exit(site);
     result
 }
 
@@ -404,7 +406,9 @@ impl Region {
     ) -> bool {
         let api = api();
         if api.enabled() {
-            if let Some(ty) = ty.filter(|t| !t.is_none()) {
+            let raised = ty.filter(|t| !t.is_none());
+            let left_by_exception = raised.is_some();
+            if let Some(ty) = raised {
                 mark_raised(
                     &type_name(ty),
                     &self.label,
@@ -412,6 +416,7 @@ impl Region {
                 );
             }
             match self.site {
+                Some(site) if left_by_exception => api.site_exit_unwind(site),
                 Some(site) => api.site_exit(site),
                 None => api.region_end(self.name.as_ptr()),
             }

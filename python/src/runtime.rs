@@ -36,6 +36,7 @@ type FinishFn = extern "C" fn();
 pub struct Api {
     site_enter: SiteFn,
     site_exit: SiteFn,
+    site_exit_unwind: SiteFn,
     site_enter_id: SiteIdFn,
     site_exit_id: SiteIdFn,
     weave_before: WeaveFn,
@@ -93,6 +94,13 @@ impl Api {
     pub fn site_exit(&self, site: &'static Site) {
         // SAFETY: see above.
         unsafe { (self.site_exit)(site) }
+    }
+
+    /// `perfflow_site_exit_unwind`: the exit of a call left by an
+    /// exception, whose slice the trace marks `raised`.
+    pub fn site_exit_unwind(&self, site: &'static Site) {
+        // SAFETY: see above.
+        unsafe { (self.site_exit_unwind)(site) }
     }
 
     /// `perfflow_weave_before` (`after` false) or `perfflow_weave_after`
@@ -239,6 +247,9 @@ pub fn init() -> Result<(), String> {
         Api {
             site_enter: std::mem::transmute::<*mut c_void, SiteFn>(f(c"perfflow_site_enter")?),
             site_exit: std::mem::transmute::<*mut c_void, SiteFn>(f(c"perfflow_site_exit")?),
+            site_exit_unwind: std::mem::transmute::<*mut c_void, SiteFn>(f(
+                c"perfflow_site_exit_unwind",
+            )?),
             site_enter_id: std::mem::transmute::<*mut c_void, SiteIdFn>(f(
                 c"perfflow_site_enter_id",
             )?),

@@ -100,8 +100,13 @@ struct perfflow_site {
 
 /* Called by woven code at function entry (around, before and _async forms). */
 void perfflow_site_enter(const struct perfflow_site *site);
-/* Called by woven code on every way out: return, noreturn call, unwinding. */
+/* Called by woven code on every way out but unwinding: return, noreturn call. */
 void perfflow_site_exit(const struct perfflow_site *site);
+/* Called by woven code on the way out by unwinding (an exception, a forced
+ * unwind), from its cleanup landing pad: records the exit as
+ * perfflow_site_exit does, marked so that the slice it ends says
+ * "outcome":"raised" in the trace. */
+void perfflow_site_exit_unwind(const struct perfflow_site *site);
 /* Non-zero while events are recorded. Woven code reads it (a relaxed atomic
  * byte load) before each enter and exit on the normal paths and skips the
  * call when it is zero; the runtime clears it when tracing is off

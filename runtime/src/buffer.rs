@@ -1382,6 +1382,10 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     if let Some(sink) = out.sink.as_mut() {
         // How timestamps were taken: the clock and, for the TSC, its fit.
         sink.metadata_args(b"perfflow_clock", pid, &clock_json);
+        // The fatal signal that ends the process, if one does.
+        if let Some(signal_json) = signals::fatal_signal_json() {
+            sink.metadata_args(b"perfflow_signal", pid, &signal_json);
+        }
         // The writer adds its own count of events it could not write.
         sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
         let reported = sink.has_failed();

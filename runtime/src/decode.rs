@@ -30,6 +30,13 @@
 //!   All ids come from one process-wide counter ([`next_async_id`]), so ids
 //!   chosen when recording and ids chosen here never collide.
 //! - `before_async` / `after_async`: an async instant `n`.
+//! - An exit followed by [`Payload::Unwound`] (the weaver's cleanup
+//!   landing pad: the function was left by an exception) ends its `around`
+//!   or `around_async` slice through [`Sink::ended`] with
+//!   [`Outcome::Raised`] instead of [`Sink::event`], so writers mark the
+//!   slice's end `raised`. The ends [`ThreadDecoder::close_open`] writes
+//!   go the same way, as [`Outcome::OpenAtEnd`], or [`Outcome::Killed`]
+//!   when a fatal signal ends the process.
 //! - Slices still open when their thread exits or the trace is completed
 //!   are ended at that moment ([`ThreadDecoder::close_open`]), so every
 //!   `B` has its `E` even when `exit()` is called deep inside woven code.
@@ -92,6 +99,30 @@ pub struct TraceEvent<'a> {
     pub ts_ns: u64,
     /// What to write.
     pub phase: Phase,
+}
+
+/// How a slice ended when not by a return: written on its end event (see
+/// [`Sink::ended`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its function was left by unwinding (an exception).
+    Raised,
+    /// Its thread or process ended inside it (`exit()` called in a woven
+    /// function, a thread that ended inside it): it ends at that moment.
+    OpenAtEnd,
+    /// A fatal signal ended the process inside it.
+    Killed,
+}
+
+impl Outcome {
+    /// The name trace files use: `raised`, `open_at_end`, `killed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Raised => "raised",
+            Outcome::OpenAtEnd => "open_at_end",
+            Outcome::Killed => "killed",
+        }
+    }
 }
 
 /// Ways in which recorded events did not fit the pointcut rules.
@@ -235,6 +266,8 @@ struct Extras {
     usage: Option<(u64, u64)>,
     async_id: Option<u64>,
     sequence: Option<u64>,
+    /// The exit was taken by unwinding.
+    unwound: bool,
 }
 
 impl Extras {
@@ -243,6 +276,7 @@ impl Extras {
             Payload::Usage { cpu_ns, rss_kib } => self.usage = Some((cpu_ns, rss_kib)),
             Payload::AsyncId(id) => self.async_id = Some(id),
             Payload::Sequence(n) => self.sequence = Some(n),
+            Payload::Unwound => self.unwound = true,
         }
     }
 }
@@ -260,7 +294,9 @@ struct OpenSlice {
 /// Ends one `around` slice at `end_ns`: with usage readings at both ends,
 /// the two counter samples of `cpu-mem-usage` first; then an `E` at
 /// `end_ns`, or in compact mode one `X` at the begin lasting until `end_ns`.
-/// `end_usage` is the thread CPU time and resident set size at the end.
+/// `end_usage` is the thread CPU time and resident set size at the end;
+/// `outcome`: how it ended, when not by a return.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn end_slice<S: Sink + ?Sized>(
     site: &Site,
@@ -269,6 +305,7 @@ fn end_slice<S: Sink + ?Sized>(
     end_ns: u64,
     end_usage: Option<(u64, u64)>,
     compact: bool,
+    outcome: Option<Outcome>,
     sink: &mut S,
 ) {
     let begin_ns = slice.begin_ns;
@@ -280,12 +317,16 @@ fn end_slice<S: Sink + ?Sized>(
     } else {
         (end_ns, Phase::End)
     };
-    sink.event(&TraceEvent {
+    let end = TraceEvent {
         site,
         tid,
         ts_ns,
         phase,
-    });
+    };
+    match outcome {
+        Some(outcome) => sink.ended(&end, outcome),
+        None => sink.event(&end),
+    }
 }
 
 /// The two counter samples of `cpu-mem-usage` for a slice from `begin`
@@ -401,44 +442,57 @@ impl ThreadDecoder {
     }
 
     /// Ends the open `around` slices above the first `keep` at epoch
-    /// `ts_ns`, innermost first.
+    /// `ts_ns`, innermost first, as `outcome` says when given.
     fn end_open_above<S: Sink + ?Sized>(
         &mut self,
         keep: usize,
         ts_ns: u64,
         compact: bool,
+        outcome: Option<Outcome>,
         sink: &mut S,
     ) {
         while self.open.len() > keep {
             let Some(slice) = self.open.pop() else { break };
             // SAFETY: pushed by `decode`, whose caller vouched for the site.
             let site: &Site = unsafe { &*slice.site };
-            end_slice(site, self.tid, &slice, ts_ns, None, compact, sink);
+            end_slice(site, self.tid, &slice, ts_ns, None, compact, outcome, sink);
         }
     }
 
     /// Ends the open `around_async` slices above the first `keep` at epoch
-    /// `ts_ns`, newest first.
-    fn end_async_above<S: Sink + ?Sized>(&mut self, keep: usize, ts_ns: u64, sink: &mut S) {
+    /// `ts_ns`, newest first, as `outcome` says when given.
+    fn end_async_above<S: Sink + ?Sized>(
+        &mut self,
+        keep: usize,
+        ts_ns: u64,
+        outcome: Option<Outcome>,
+        sink: &mut S,
+    ) {
         while self.open_async.len() > keep {
             let Some((site, id)) = self.open_async.pop() else {
                 break;
             };
             // SAFETY: as above.
             let site: &Site = unsafe { &*site };
-            sink.event(&TraceEvent {
+            let end = TraceEvent {
                 site,
                 tid: self.tid,
                 ts_ns,
                 phase: Phase::AsyncEnd(id),
-            });
+            };
+            match outcome {
+                Some(outcome) => sink.ended(&end, outcome),
+                None => sink.event(&end),
+            }
         }
     }
 
     /// Ends every slice still open on this thread at monotonic time
     /// `mono_ns`, innermost first: the thread or the process ended inside
     /// them (for example `exit()` called from a woven function, where only
-    /// the innermost function gets its exit event).
+    /// the innermost function gets its exit event). Their ends say so:
+    /// [`Outcome::OpenAtEnd`], or [`Outcome::Killed`] once a fatal signal
+    /// is completing the trace.
     pub fn close_open<S: Sink + ?Sized>(
         &mut self,
         mono_ns: u64,
@@ -446,8 +500,13 @@ impl ThreadDecoder {
         sink: &mut S,
     ) {
         let ts_ns = cx.time.to_epoch_ns(mono_ns);
-        self.end_open_above(0, ts_ns, cx.compact, sink);
-        self.end_async_above(0, ts_ns, sink);
+        let outcome = if crate::signals::fatal_signal().is_some() {
+            Outcome::Killed
+        } else {
+            Outcome::OpenAtEnd
+        };
+        self.end_open_above(0, ts_ns, cx.compact, Some(outcome), sink);
+        self.end_async_above(0, ts_ns, Some(outcome), sink);
     }
 
     /// The common case of [`ThreadDecoder::decode`], taken first: an
@@ -496,7 +555,7 @@ impl ThreadDecoder {
             Kind::Exit if self.open.last().is_some_and(|o| o.site == site_ptr) => {
                 let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
                 if let Some(slice) = self.open.pop() {
-                    end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, sink);
+                    end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, None, sink);
                 }
                 true
             }
@@ -544,13 +603,18 @@ impl ThreadDecoder {
             let site: &Site = unsafe { &*site_ptr };
             let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
             let tid = self.tid;
+            let unwound = extras.unwound;
             let emit = |sink: &mut S, phase: Phase| {
-                sink.event(&TraceEvent {
+                let event = TraceEvent {
                     site,
                     tid,
                     ts_ns,
                     phase,
-                })
+                };
+                match phase {
+                    Phase::AsyncEnd(_) if unwound => sink.ended(&event, Outcome::Raised),
+                    _ => sink.event(&event),
+                }
             };
             let flow = flow_dir(site.flow_raw(), kind).map(|dir| {
                 let id = cx.next_flow(site.scope().unwrap_or(b"flow"), dir);
@@ -567,7 +631,7 @@ impl ThreadDecoder {
                 (Pointcut::Around, Kind::Enter) => {
                     if self.open.len() >= MAX_OPEN_SLICES {
                         sink.misuse(Misuse::TooManyOpenSlices, site);
-                        self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, sink);
+                        self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, None, sink);
                     }
                     self.open.push(OpenSlice {
                         site: site_ptr,
@@ -598,6 +662,11 @@ impl ThreadDecoder {
                                     ts_ns,
                                     extras.usage,
                                     cx.compact,
+                                    // Only the function the exit is of
+                                    // unwound; slices above it were left
+                                    // by longjmp.
+                                    (extras.unwound && self.open.len() == at)
+                                        .then_some(Outcome::Raised),
                                     sink,
                                 );
                                 if self.open.len() == at {
@@ -619,7 +688,7 @@ impl ThreadDecoder {
                             let id = next_async_id();
                             if self.open_async.len() >= MAX_OPEN_SLICES {
                                 sink.misuse(Misuse::TooManyOpenSlices, site);
-                                self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, sink);
+                                self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, None, sink);
                             }
                             self.open_async.push((site_ptr, id));
                             id

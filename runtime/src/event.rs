@@ -26,6 +26,11 @@
 //! | 1 | [`Payload::Usage`] | thread CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`) | resident set size in KiB after an exit, 0 after an enter |
 //! | 2 | [`Payload::AsyncId`] | async id chosen when recording | 0 |
 //! | 3 | [`Payload::Sequence`] | the event is the n-th enter (or exit) of its site, from 0 | 0 |
+//! | 4 | [`Payload::Unwound`] | 0 | 0 |
+//!
+//! [`Payload::Unwound`] follows an exit recorded on the way out of a woven
+//! function by unwinding (a C++ exception, a forced unwind), from the
+//! weaver's cleanup landing pad: the slice it ends is marked `raised`.
 //!
 //! The recording thread writes an event and its payloads into the same
 //! chunk and publishes them with one length store, so a reader sees all of
@@ -37,8 +42,9 @@ use crate::site::Site;
 
 /// Version of the raw record layout. Bump it when [`RawEvent`], the kind
 /// encoding or the payload layout changes (an on-disk raw dump, if one is
-/// added, starts with it). Version 2 added payload records.
-pub const FORMAT_VERSION: u32 = 2;
+/// added, starts with it). Version 2 added payload records; version 3 the
+/// [`Payload::Unwound`] sub-kind.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Bits of the site address that hold the [`Kind`].
 pub const KIND_MASK: u64 = 0b11;
@@ -125,6 +131,7 @@ const B_SHIFT: u32 = 8;
 const SUB_USAGE: u64 = 1;
 const SUB_ASYNC_ID: u64 = 2;
 const SUB_SEQUENCE: u64 = 3;
+const SUB_UNWOUND: u64 = 4;
 
 /// Numbers that follow an event in a payload record (layout in the module
 /// documentation).
@@ -146,6 +153,9 @@ pub enum Payload {
     /// The event is the n-th enter, or the n-th exit, of its site (counted
     /// from 0 per site and per kind): the n-th exit ends the n-th enter.
     Sequence(u64),
+    /// The exit it follows was taken by unwinding out of the function (an
+    /// exception), not by a return.
+    Unwound,
 }
 
 impl Payload {
@@ -156,6 +166,7 @@ impl Payload {
             Payload::Usage { cpu_ns, rss_kib } => (SUB_USAGE, cpu_ns, rss_kib.min(PAYLOAD_B_MAX)),
             Payload::AsyncId(id) => (SUB_ASYNC_ID, id, 0),
             Payload::Sequence(n) => (SUB_SEQUENCE, n, 0),
+            Payload::Unwound => (SUB_UNWOUND, 0, 0),
         };
         RawEvent {
             ts_ns: a,
@@ -179,6 +190,7 @@ impl Payload {
             }),
             SUB_ASYNC_ID => Some(Payload::AsyncId(a)),
             SUB_SEQUENCE => Some(Payload::Sequence(a)),
+            SUB_UNWOUND => Some(Payload::Unwound),
             _ => None,
         }
     }

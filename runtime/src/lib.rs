@@ -97,6 +97,24 @@ pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
     }
 }
 
+/// Records exit from a woven function by unwinding (an exception): the
+/// weaver's cleanup landing pad calls it in place of
+/// [`perfflow_site_exit`], and the slice it ends is marked `raised`.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_site_exit_unwind(site: *const Site) {
+    // SAFETY: as in perfflow_site_enter.
+    match event::packable(site)
+        .then(|| unsafe { site::owned(site) })
+        .flatten()
+    {
+        Some(site) => buffer::record_exit_with(site, Payload::Unwound),
+        None => buffer::reject_site(),
+    }
+}
+
 /// Records entry into `site` with the async id `id`: for an `around_async`
 /// site a `b` event, for a `before_async` one an `n` event, with that id
 /// instead of one the runtime picks (the caller pairs its ids). Id 0 is

@@ -35,7 +35,11 @@
 //! leaves and `terminating_flow_ids` where it arrives. A counter sample is
 //! one `TYPE_COUNTER` event for all its values (`extra_double_counter_*`),
 //! each value on a track named after its key, grouped under a track named
-//! after the counter.
+//! after the counter. The end of a slice whose function was left by an
+//! exception carries the debug annotation `outcome` = `"raised"` (the
+//! trace processor puts it among the slice's args as `debug.outcome`);
+//! one ended because its thread or process ended inside it,
+//! `"open_at_end"` or `"killed"`.
 //!
 //! Only packets that define interned data carry `sequence_flags`
 //! (`SEQ_NEEDS_INCREMENTAL_STATE`): the flag lets a reader skip packets of
@@ -61,7 +65,7 @@ use std::io::Write;
 
 use crate::block_output::BlockOutput;
 use crate::clock::Epoch;
-use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::protobuf::Encoder;
 use crate::site::Site;
@@ -95,6 +99,9 @@ const TE_EXTRA_DOUBLE_COUNTER_TRACKS: u32 = 45;
 const TE_EXTRA_DOUBLE_COUNTER_VALUES: u32 = 46;
 const TE_FLOW_IDS: u32 = 47;
 const TE_TERMINATING_FLOW_IDS: u32 = 48;
+const TE_DEBUG_ANNOTATIONS: u32 = 4;
+const DA_NAME: u32 = 10;
+const DA_STRING_VALUE: u32 = 6;
 
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
@@ -991,6 +998,50 @@ impl<W: Write> Sink for PerfettoWriter<W> {
             Some(body) if ev.ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ev.ts_ns),
             _ => self.event_cold(ev),
         }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    /// A slice end with the debug annotation `outcome` = `"raised"` (or
+    /// `open_at_end`, `killed`). Cold: one per exception that leaves a
+    /// woven function, and per slice open when a thread or the process
+    /// ends.
+    #[cold]
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
+        let (track, end_ns) = match ev.phase {
+            Phase::End => (None, ev.ts_ns),
+            Phase::AsyncEnd(id) if self.is_open() => {
+                (Some(self.async_track(ev.site, id)), ev.ts_ns)
+            }
+            Phase::Complete(dur_ns) if self.is_open() => {
+                let ids = self.site_ids(ev.site);
+                let named = Some((ids, NameSource::Site(ev.site)));
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_BEGIN, named, None, None, true);
+                (None, ev.ts_ns.saturating_add(dur_ns))
+            }
+            _ => return self.event(ev),
+        };
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let index = self.sequence(ev.tid);
+        let seq = &mut self.threads[index].1;
+        let mut e = Encoder::new(&mut self.out);
+        let packet = e.begin(TRACE_PACKET);
+        let te = e.begin(PKT_TRACK_EVENT);
+        e.uint(TE_TYPE, TYPE_SLICE_END);
+        if let Some(track) = track {
+            e.uint(TE_TRACK_UUID, track);
+        }
+        let annotation = e.begin(TE_DEBUG_ANNOTATIONS);
+        e.text(DA_NAME, b"outcome");
+        e.text(DA_STRING_VALUE, outcome.as_str().as_bytes());
+        e.end(annotation);
+        e.end(te);
+        Self::timestamp(&mut e, seq, end_ns);
+        e.uint(PKT_SEQUENCE_ID, seq.id);
+        e.end(packet);
         self.o.formatted();
         self.maybe_flush();
     }

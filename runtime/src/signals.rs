@@ -56,6 +56,29 @@ static WATCHING: AtomicBool = AtomicBool::new(false);
 /// Set by the first handler to run: later signals go straight to the
 /// default action.
 static HANDLING: AtomicBool = AtomicBool::new(false);
+/// The signal whose handler asked the watcher to complete the trace; 0
+/// before any.
+static FATAL: AtomicI32 = AtomicI32::new(0);
+
+/// The fatal signal that is ending the process, once its handler asked
+/// for the trace to be completed.
+pub(crate) fn fatal_signal() -> Option<libc::c_int> {
+    Some(FATAL.load(Ordering::Relaxed)).filter(|&n| n != 0)
+}
+
+/// The `perfflow_signal` metadata of a trace completed because of a fatal
+/// signal (`{"signal":15,"name":"TERM"}`): readers tell from it that the
+/// process was killed, and the spans still open were cut short. `None`
+/// when no fatal signal came.
+pub(crate) fn fatal_signal_json() -> Option<String> {
+    let number = fatal_signal()?;
+    let name = crate::options::EndSignal::ALL
+        .iter()
+        .find(|s| s.number() == number)
+        .map_or("", |s| s.name());
+    Some(serde_json::json!({ "signal": number, "name": name }).to_string())
+}
+
 /// The process whose watcher the pipes lead to: a `vfork` child shares
 /// this memory and those descriptors, and must not complete the parent's
 /// trace.
@@ -104,6 +127,7 @@ pub fn after_fork() {
     close_pipes();
     WATCHING.store(false, Ordering::Release);
     HANDLING.store(false, Ordering::Relaxed);
+    FATAL.store(0, Ordering::Relaxed);
     for tid in &SERVICE_TIDS {
         tid.store(0, Ordering::Relaxed);
     }
@@ -288,6 +312,7 @@ fn watch() {
         // checked ours just above.
         let n = unsafe { libc::read(request, (&mut byte as *mut u8).cast(), 1) };
         if n == 1 {
+            FATAL.store(i32::from(byte), Ordering::Relaxed);
             // Leaves a third of the handler's wait to write the end.
             crate::buffer::finish_within(std::time::Duration::from_millis(
                 FLUSH_TIMEOUT_MS as u64 * 2 / 3,

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use crate::decode::{Misuse, TraceEvent};
+use crate::decode::{Misuse, Outcome, TraceEvent};
 use crate::error::Error;
 use crate::perfetto::PerfettoWriter;
 use crate::site::Site;
@@ -88,6 +88,10 @@ impl<W: Write> Sink for TraceWriter<W> {
     #[inline(always)]
     fn event(&mut self, event: &TraceEvent<'_>) {
         each!(self, w => w.event(event))
+    }
+
+    fn ended(&mut self, event: &TraceEvent<'_>, outcome: Outcome) {
+        each!(self, w => w.ended(event, outcome))
     }
 
     fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {

@@ -19,8 +19,24 @@
 //! final flush can drop it without seeking. Output goes to the destination
 //! in blocks of about [`FLUSH_BYTES`]; nothing is written per event.
 //!
-//! Formatting is cheap per event: the part of a line that depends only on
-//! the site (name, category, pid) is escaped once and cached by site address.
+//! Formatting is cheap per event, which is why this writer is hand-made
+//! rather than built on `serde_json` or `fmt`: the JSON formatting runs for
+//! every event on a core the traced program may want (see
+//! docs/benchmarks.md, "JSON writer cost per event"). A line is four
+//! pieces copied into the output block, with no per-event allocation,
+//! escaping or formatting machinery:
+//!
+//! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
+//!    site and found again through a small direct-mapped cache by site
+//!    address (a hash map behind it holds every site);
+//! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
+//!    timestamp, formatted once per thread switch or millisecond;
+//! 3. the rest of the timestamp, `uuu.nnn`, from a table of digit pairs;
+//! 4. the phase tail (`,"ph":"B"},` and the newline).
+//!
+//! The fixed-size pieces are copied whole from fixed-size arrays into room
+//! reserved beforehand (a few register moves), and only their real length
+//! is kept; the next piece overwrites the rest.
 //!
 //! The `log-format=object` option of PerfFlowAspect plugs in here as a
 //! different header/footer (`{"traceEvents":[` ... `]}`); compact `X` events
@@ -29,9 +45,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
+use std::ptr;
+use std::sync::Arc;
 
 use crate::block_output::BlockOutput;
-use crate::decode::{Misuse, Phase, TraceEvent};
+use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::site::{Pointcut, Site};
 
@@ -46,6 +64,13 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// The end (`E`, `e` or compact `X`) of a slice that did not end by
+    /// a return: its function was left by an exception (see
+    /// [`crate::event::Payload::Unwound`]), or its thread or process ended
+    /// inside it. By default written as any other event.
+    fn ended(&mut self, event: &TraceEvent<'_>, _outcome: Outcome) {
+        self.event(event);
+    }
     /// One counter sample: the values of the counter track `name` at
     /// `ts_ns` (epoch ns).
     fn counter(&mut self, _name: &[u8], _tid: u32, _ts_ns: u64, _values: &[(&str, f64)]) {}
@@ -140,48 +165,23 @@ pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
-/// The six-digit microsecond part and the three-digit nanosecond part of a
-/// `ts` value: `uuuuuu.nnn`.
-#[inline]
-fn write_us_frac(out: &mut Vec<u8>, micros: u32, nanos: u32) {
-    let a = (micros / 10_000) as usize * 2;
-    let b = (micros / 100 % 100) as usize * 2;
-    let c = (micros % 100) as usize * 2;
-    let d = (nanos / 10) as usize * 2;
-    out.extend_from_slice(&[
-        DIGIT_PAIRS[a],
-        DIGIT_PAIRS[a + 1],
-        DIGIT_PAIRS[b],
-        DIGIT_PAIRS[b + 1],
-        DIGIT_PAIRS[c],
-        DIGIT_PAIRS[c + 1],
-        b'.',
-        DIGIT_PAIRS[d],
-        DIGIT_PAIRS[d + 1],
-        b'0' + (nanos % 10) as u8,
-    ]);
-}
-
 /// Appends a Chrome `ts` value: microseconds with three decimals, so the
 /// nanosecond stamp survives exactly.
 #[inline]
 pub fn write_ts(out: &mut Vec<u8>, epoch_ns: u64) {
     let secs = epoch_ns / 1_000_000_000;
-    let sub = (epoch_ns % 1_000_000_000) as u32;
-    if secs == 0 {
-        write_u64(out, u64::from(sub / 1000));
-        let nanos = sub % 1000;
-        let d = (nanos / 10) as usize * 2;
-        out.extend_from_slice(&[
-            b'.',
-            DIGIT_PAIRS[d],
-            DIGIT_PAIRS[d + 1],
-            b'0' + (nanos % 10) as u8,
-        ]);
+    let mut frac = [0u8; 10];
+    // SAFETY: `frac` has the ten bytes.
+    unsafe { put_sub_second(frac.as_mut_ptr(), (epoch_ns % 1_000_000_000) as u32) };
+    let skip = if secs == 0 {
+        // Within the first second of the epoch the microseconds lead,
+        // without their leading zeros.
+        frac[..5].iter().take_while(|&&c| c == b'0').count()
     } else {
         write_u64(out, secs);
-        write_us_frac(out, sub / 1000, sub % 1000);
-    }
+        0
+    };
+    out.extend_from_slice(&frac[skip..]);
 }
 
 /// Appends a JSON number for `v`: finite values as Rust prints them (always
@@ -209,11 +209,171 @@ pub struct ChromeJsonWriter<W: Write> {
     o: BlockOutput<W>,
     out: Vec<u8>,
     pid: u32,
-    prefixes: HashMap<usize, Box<[u8]>, BuildHasherDefault<AddrHasher>>,
-    tid_secs: Option<(u32, u64)>,
-    tid_text: Vec<u8>,
+    /// Every site's prefix, by site address.
+    prefixes: HashMap<usize, Arc<[u8]>, BuildHasherDefault<AddrHasher>>,
+    /// The recently used ones, by [`slot_of`] their address.
+    slots: Box<[SiteSlot; SITE_SLOTS]>,
+    /// `T,"ts":S` of the last event.
+    thread: ThreadText,
     /// Closes the layout: `]` or `]}`.
     footer: &'static [u8],
+}
+
+/// Slots of the site-prefix cache (a power of two).
+const SITE_SLOTS: usize = 256;
+
+/// The cache slot of the site at `addr`: the top bits of a multiplicative
+/// hash, so sites a fixed stride apart spread over all slots.
+#[inline(always)]
+fn slot_of(addr: usize) -> usize {
+    ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SITE_SLOTS.trailing_zeros()))
+        as usize
+}
+
+/// One entry of the site-prefix cache; address 0 (no site) marks it empty.
+#[derive(Clone)]
+struct SiteSlot {
+    addr: usize,
+    prefix: Arc<[u8]>,
+}
+
+/// Bytes of [`ThreadText::text`], copied whole: a `u32` thread id (10
+/// digits), `,"ts":` and the milliseconds of a `u64` stamp (14 digits) fit.
+const THREAD_TEXT: usize = 32;
+
+/// `T,"ts":M` for thread `tid` and the millisecond `M` that begins at
+/// `base_ns`: an event's `ts` is that and `uuu.nnn`.
+struct ThreadText {
+    /// `u64::MAX` (no thread id) until the first event.
+    tid: u64,
+    /// The stamp of the millisecond's start, in epoch ns.
+    base_ns: u64,
+    len: usize,
+    text: [u8; THREAD_TEXT],
+}
+
+impl ThreadText {
+    #[cold]
+    fn set(&mut self, tid: u32, ts_ns: u64) {
+        let millis = ts_ns / 1_000_000;
+        let mut t = Vec::with_capacity(THREAD_TEXT);
+        write_u64(&mut t, u64::from(tid));
+        t.extend_from_slice(b",\"ts\":");
+        // Within the first millisecond of the epoch the microseconds lead.
+        if millis != 0 {
+            write_u64(&mut t, millis);
+        }
+        self.text[..t.len()].copy_from_slice(&t);
+        self.len = t.len();
+        self.base_ns = millis * 1_000_000;
+        // In the last millisecond a u64 holds, an offset from it could wrap
+        // around to look small: such a text is used once.
+        self.tid = if self.base_ns > u64::MAX - 1_000_000 {
+            u64::MAX
+        } else {
+            u64::from(tid)
+        };
+    }
+}
+
+/// Bytes of a [`Tail`], copied whole.
+const TAIL: usize = 24;
+
+/// The end of an event line after its timestamp: `len` bytes of `text`.
+struct Tail {
+    len: usize,
+    text: [u8; TAIL],
+}
+
+impl Tail {
+    const fn new(s: &[u8]) -> Tail {
+        let mut text = [0u8; TAIL];
+        let mut i = 0;
+        while i < s.len() {
+            text[i] = s[i];
+            i += 1;
+        }
+        Tail { len: s.len(), text }
+    }
+}
+
+const TAIL_BEGIN: Tail = Tail::new(b",\"ph\":\"B\"},\n");
+const TAIL_END: Tail = Tail::new(b",\"ph\":\"E\"},\n");
+const TAIL_INSTANT: Tail = Tail::new(b",\"ph\":\"i\",\"s\":\"t\"},\n");
+/// For the phases that go on with an id or a duration.
+const TAIL_NONE: Tail = Tail::new(b"");
+
+/// Room reserved after a site prefix for the rest of a line, the whole
+/// copies included.
+const LINE_ROOM: usize = THREAD_TEXT + 16 + TAIL;
+
+/// The digit pairs `00` to `99` (and 28 unused), to index with a masked
+/// value.
+const PAIRS: [[u8; 2]; 128] = {
+    let mut t = [[b'0'; 2]; 128];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// Writes `uuu.nnn`, the microseconds and nanoseconds of `off` (below 10^6
+/// nanoseconds), at `at` with one eight-byte store (the last byte is not
+/// part of it).
+///
+/// # Safety
+/// `at` must be valid for writing eight bytes.
+#[inline(always)]
+unsafe fn put_sub_milli(at: *mut u8, off: u32) {
+    let micros = off / 1000;
+    let nanos = off - micros * 1000;
+    let u = micros / 100;
+    let tens = PAIRS[((micros - u * 100) & 127) as usize];
+    let d = nanos / 10;
+    let n = PAIRS[(d & 127) as usize];
+    let digit = |v: u32| b'0'.wrapping_add(v as u8);
+    let text = [
+        digit(u),
+        tens[0],
+        tens[1],
+        b'.',
+        n[0],
+        n[1],
+        digit(nanos - d * 10),
+        0,
+    ];
+    // SAFETY: the caller's promise; an unaligned store.
+    unsafe { ptr::write_unaligned(at.cast::<[u8; 8]>(), text) };
+}
+
+/// Writes `uuuuuu.nnn`, the microseconds and nanoseconds of `sub` (below
+/// 10^9 nanoseconds), at `at`: five two-byte stores and no loop.
+///
+/// # Safety
+/// `at` must be valid for writing ten bytes.
+#[inline(always)]
+unsafe fn put_sub_second(at: *mut u8, sub: u32) {
+    let micros = sub / 1000;
+    let nanos = sub - micros * 1000;
+    let a = micros / 10_000;
+    let bc = micros - a * 10_000;
+    let b = bc / 100;
+    let c = bc - b * 100;
+    let d = nanos / 10;
+    let pair = |v: u32| PAIRS[(v & 127) as usize];
+    // SAFETY: the caller's promise; unaligned two-byte stores.
+    unsafe {
+        ptr::write_unaligned(at.cast::<[u8; 2]>(), pair(a));
+        ptr::write_unaligned(at.add(2).cast::<[u8; 2]>(), pair(b));
+        ptr::write_unaligned(at.add(4).cast::<[u8; 2]>(), pair(c));
+        ptr::write_unaligned(at.add(6).cast::<[u8; 2]>(), [b'.', pair(d)[0]]);
+        ptr::write_unaligned(
+            at.add(8).cast::<[u8; 2]>(),
+            [pair(d)[1], b'0' + (nanos - d * 10) as u8],
+        );
+    }
 }
 
 /// How the events are wrapped (`log-format`).
@@ -252,8 +412,16 @@ impl<W: Write> ChromeJsonWriter<W> {
             out,
             pid,
             prefixes: HashMap::default(),
-            tid_secs: None,
-            tid_text: Vec::new(),
+            slots: Box::new(std::array::from_fn(|_| SiteSlot {
+                addr: 0,
+                prefix: Arc::from(&b""[..]),
+            })),
+            thread: ThreadText {
+                tid: u64::MAX,
+                base_ns: 0,
+                len: 0,
+                text: [0; THREAD_TEXT],
+            },
             footer,
         }
     }
@@ -391,6 +559,47 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.o.has_failed()
     }
 
+    /// Puts the prefix of `site` (at `addr`) into cache slot `slot`.
+    #[cold]
+    #[inline(never)]
+    fn fill_slot(&mut self, slot: usize, addr: usize, site: &Site) {
+        let prefix = match self.prefixes.get(&addr) {
+            Some(prefix) => prefix.clone(),
+            None => {
+                let prefix: Arc<[u8]> = self.build_prefix(site).into();
+                self.prefixes.insert(addr, prefix.clone());
+                prefix
+            }
+        };
+        self.slots[slot] = SiteSlot { addr, prefix };
+    }
+
+    /// The rest of an event line whose phase has an id or a duration.
+    fn phase_with_number(&mut self, phase: Phase) {
+        let (ph, id): (&[u8], Option<u64>) = match phase {
+            Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
+            Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
+            Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
+            Phase::Complete(dur_ns) => {
+                self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
+                write_ts(&mut self.out, dur_ns);
+                (b"}", None)
+            }
+            // Written whole by `event` or `flow_event`.
+            Phase::Begin
+            | Phase::End
+            | Phase::Instant
+            | Phase::FlowStart(_)
+            | Phase::FlowEnd(_) => return,
+        };
+        self.out.extend_from_slice(ph);
+        if let Some(id) = id {
+            write_u64(&mut self.out, id);
+            self.out.push(b'}');
+        }
+        self.out.extend_from_slice(b",\n");
+    }
+
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
         if !crate::site::known_version(site.abi_version()) {
             self.misuse(Misuse::UnknownSiteVersion, site);
@@ -484,55 +693,102 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.flow_event(ev, id);
             return;
         }
+        let addr = ev.site as *const Site as usize;
+        let slot = slot_of(addr);
+        if self.slots[slot].addr != addr {
+            self.fill_slot(slot, addr, ev.site);
+        }
+        // The thread text holds while the thread stays and the stamp is
+        // within the same millisecond (stamps of different threads are not
+        // in order: an earlier one wraps to a large offset).
+        let mut off = ev.ts_ns.wrapping_sub(self.thread.base_ns);
+        if self.thread.tid != u64::from(ev.tid) || off >= 1_000_000 {
+            self.thread.set(ev.tid, ev.ts_ns);
+            off = ev.ts_ns - self.thread.base_ns;
+        }
+        let tail = match ev.phase {
+            Phase::Begin => &TAIL_BEGIN,
+            Phase::End => &TAIL_END,
+            Phase::Instant => &TAIL_INSTANT,
+            _ => &TAIL_NONE,
+        };
+        let prefix = &self.slots[slot].prefix;
+        let out = &mut self.out;
+        out.reserve(prefix.len() + LINE_ROOM);
+        // SAFETY: the reserve above leaves room for the prefix and
+        // LINE_ROOM more bytes: the whole copies of the thread text
+        // (THREAD_TEXT), the eight-byte store of `uuu.nnn` and the tail
+        // (TAIL).
+        // Every byte up to the new length is written, in order; the bytes a
+        // whole copy leaves past a piece's real length are overwritten by
+        // the next piece or lie beyond the length.
+        unsafe {
+            let start = out.as_mut_ptr().add(out.len());
+            let mut at = start;
+            ptr::copy_nonoverlapping(prefix.as_ptr(), at, prefix.len());
+            at = at.add(prefix.len());
+            ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
+            at = at.add(self.thread.len);
+            put_sub_milli(at, off as u32);
+            if self.thread.base_ns == 0 {
+                // Within the first millisecond of the epoch (only tests
+                // stamp events there): no leading zeros before the
+                // microseconds.
+                let skip = (0..2).take_while(|&i| *at.add(i) == b'0').count();
+                ptr::copy(at.add(skip), at, 7 - skip);
+                at = at.add(7 - skip);
+            } else {
+                at = at.add(7);
+            }
+            ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
+            at = at.add(tail.len);
+            out.set_len(out.len() + at.offset_from(start) as usize);
+        }
+        if tail.len == 0 {
+            self.phase_with_number(ev.phase);
+        }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    /// The end with `"args":{"outcome":"raised"}` (or `open_at_end`,
+    /// `killed`). Cold: one line per exception that leaves a woven
+    /// function, and per slice open when a thread or the process ends.
+    #[cold]
+    fn ended(&mut self, ev: &TraceEvent<'_>, outcome: Outcome) {
+        if !matches!(
+            ev.phase,
+            Phase::End | Phase::AsyncEnd(_) | Phase::Complete(_)
+        ) {
+            return self.event(ev);
+        }
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
         let key = ev.site as *const Site as usize;
-        match self.prefixes.get(&key) {
-            Some(prefix) => self.out.extend_from_slice(prefix),
-            None => {
-                let prefix = self.build_prefix(ev.site);
-                self.out.extend_from_slice(&prefix);
-                self.prefixes.insert(key, prefix);
+        if !self.prefixes.contains_key(&key) {
+            let prefix: Arc<[u8]> = self.build_prefix(ev.site).into();
+            self.prefixes.insert(key, prefix);
+        }
+        self.out.extend_from_slice(&self.prefixes[&key]);
+        write_u64(&mut self.out, u64::from(ev.tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ev.ts_ns);
+        match ev.phase {
+            Phase::AsyncEnd(id) => {
+                self.out.extend_from_slice(b",\"ph\":\"e\",\"id\":");
+                write_u64(&mut self.out, id);
             }
-        }
-        // `<tid>,"ts":<seconds>` changes rarely; it is formatted once per
-        // thread switch or second.
-        let secs = ev.ts_ns / 1_000_000_000;
-        if self.tid_secs != Some((ev.tid, secs)) {
-            self.tid_secs = Some((ev.tid, secs));
-            self.tid_text.clear();
-            write_u64(&mut self.tid_text, u64::from(ev.tid));
-            self.tid_text.extend_from_slice(b",\"ts\":");
-            if secs != 0 {
-                write_u64(&mut self.tid_text, secs);
-            }
-        }
-        self.out.extend_from_slice(&self.tid_text);
-        let sub = (ev.ts_ns % 1_000_000_000) as u32;
-        if secs != 0 {
-            write_us_frac(&mut self.out, sub / 1000, sub % 1000);
-        } else {
-            write_ts(&mut self.out, ev.ts_ns);
-        }
-        let (ph, id): (&[u8], Option<u64>) = match ev.phase {
-            Phase::Begin => (b",\"ph\":\"B\"}", None),
-            Phase::End => (b",\"ph\":\"E\"}", None),
-            Phase::Instant => (b",\"ph\":\"i\",\"s\":\"t\"}", None),
-            Phase::AsyncBegin(id) => (b",\"ph\":\"b\",\"id\":", Some(id)),
-            Phase::AsyncEnd(id) => (b",\"ph\":\"e\",\"id\":", Some(id)),
-            Phase::AsyncInstant(id) => (b",\"ph\":\"n\",\"id\":", Some(id)),
-            // Written by `flow_event` above.
-            Phase::FlowStart(_) | Phase::FlowEnd(_) => return,
             Phase::Complete(dur_ns) => {
                 self.out.extend_from_slice(b",\"ph\":\"X\",\"dur\":");
                 write_ts(&mut self.out, dur_ns);
-                (b"}", None)
             }
-        };
-        self.out.extend_from_slice(ph);
-        if let Some(id) = id {
-            write_u64(&mut self.out, id);
-            self.out.push(b'}');
+            _ => self.out.extend_from_slice(b",\"ph\":\"E\""),
         }
-        self.out.extend_from_slice(b",\n");
+        self.out.extend_from_slice(b",\"args\":{\"outcome\":\"");
+        self.out.extend_from_slice(outcome.as_str().as_bytes());
+        self.out.extend_from_slice(b"\"}},\n");
         self.o.formatted();
         self.maybe_flush();
     }

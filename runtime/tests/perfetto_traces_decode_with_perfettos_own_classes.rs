@@ -10,7 +10,6 @@ mod support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -19,20 +18,7 @@ use support::{command, pfw_files, program, run, start_until_ready, Scratch, Trac
 
 /// The decoded trace: what `pftrace_events.py` prints.
 fn decode(path: &Path) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pftrace_events.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(path)
-        .output()
-        .expect("run python3 (scripts/setup-debian.sh --tests installs it)");
-    assert!(
-        out.status.success(),
-        "decoding {} with Perfetto's classes failed (pip package `perfetto`, installed by \
-         scripts/setup-debian.sh --tests):\n{}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the decoder prints JSON")
+    support::decode_pftrace(path)
 }
 
 fn pftrace_files(dir: &Path) -> Vec<PathBuf> {

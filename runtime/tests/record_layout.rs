@@ -15,8 +15,8 @@ fn raw_record_is_sixteen_bytes() {
 }
 
 #[test]
-fn raw_record_format_version_is_two_since_payload_records() {
-    assert_eq!(FORMAT_VERSION, 2);
+fn raw_record_format_version_is_three_since_the_unwound_payload() {
+    assert_eq!(FORMAT_VERSION, 3);
 }
 
 #[test]

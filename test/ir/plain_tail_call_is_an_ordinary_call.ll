@@ -20,7 +20,7 @@ declare i32 @next(i32)
 ; CHECK: perfflow.cleanup:
 ; CHECK-NEXT: landingpad
 ; CHECK-NEXT: cleanup
-; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site.plain)
+; CHECK-NEXT: call void @perfflow_site_exit_unwind(ptr @__perfflow_site.plain)
 ; CHECK-NEXT: resume
 define i32 @plain(i32 %n) personality ptr @__gxx_personality_v0 {
   %r = tail call i32 @next(i32 %n)

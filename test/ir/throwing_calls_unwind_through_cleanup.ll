@@ -1,6 +1,7 @@
 ; In a function that may unwind, calls that may throw become invokes into one
-; cleanup landing pad that runs the exit advice and resumes. Existing landing
-; pads get the cleanup flag, and exit advice goes before every resume. Calls
+; cleanup landing pad that runs the unwinding exit advice and resumes.
+; Existing landing pads get the cleanup flag, and the unwinding exit advice
+; goes before every resume; a return after a catch gets the plain one. Calls
 ; with operand bundles and calls in a block whose address is taken become
 ; invokes too, keeping their bundles and the block's address.
 
@@ -45,7 +46,7 @@ declare void @__cxa_end_catch()
 ; CHECK: perfflow.cleanup:
 ; CHECK-NEXT: %perfflow.lpad = landingpad { ptr, i32 }
 ; CHECK-NEXT: cleanup
-; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site._Z6middlei)
+; CHECK-NEXT: call void @perfflow_site_exit_unwind(ptr @__perfflow_site._Z6middlei)
 ; CHECK-NEXT: resume { ptr, i32 } %perfflow.lpad
 define i32 @_Z6middlei(i32 %x) {
 entry:
@@ -76,7 +77,7 @@ entry:
 ; CHECK-NEXT: %[[ACTIVE:perfflow.active[0-9]*]] = icmp ne i8 %[[ON]], 0
 ; CHECK-NEXT: br i1 %[[ACTIVE]], label %[[THEN:[0-9a-z.]+]], label %[[REST:[0-9a-z.]+]]
 ; CHECK: {{^}}[[THEN]]:
-; CHECK-NEXT: call void @perfflow_site_exit(ptr @__perfflow_site._Z7catcheri)
+; CHECK-NEXT: call void @perfflow_site_exit_unwind(ptr @__perfflow_site._Z7catcheri)
 ; CHECK-NEXT: br label %[[REST]]
 ; CHECK: {{^}}[[REST]]:
 ; CHECK-NEXT: resume { ptr, i32 } %lp

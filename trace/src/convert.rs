@@ -27,8 +27,8 @@ use serde_json::Value;
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
 use crate::pftrace::{
-    ChromeEventBundle, ChromeMetadata, Clock, ClockSnapshot, CounterDescriptor, ProcessDescriptor,
-    ThreadDescriptor, TracePacket, TrackDescriptor, TrackEvent, CLOCK_REALTIME,
+    ChromeEventBundle, ChromeMetadata, Clock, ClockSnapshot, CounterDescriptor, DebugAnnotation,
+    ProcessDescriptor, ThreadDescriptor, TracePacket, TrackDescriptor, TrackEvent, CLOCK_REALTIME,
     SEQ_INCREMENTAL_STATE_CLEARED, TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END,
 };
 use crate::read::stream_trace_text;
@@ -330,6 +330,18 @@ impl PerfettoEncoder {
             track_uuid: Some(track),
             ..Default::default()
         };
+        // An end that says how its span ended keeps its outcome.
+        let outcome = crate::outcome::Outcome::of_end(e);
+        let ending = |track: u64| TrackEvent {
+            debug_annotations: (outcome != crate::outcome::Outcome::Returned)
+                .then(|| DebugAnnotation {
+                    name: Some("outcome".to_string()),
+                    string_value: Some(outcome.as_str().to_string()),
+                })
+                .into_iter()
+                .collect(),
+            ..named(TYPE_SLICE_END, track)
+        };
         let Some(ts) = e.ts_ns else {
             if *ph == Phase::Metadata {
                 return self.metadata(e, pid, tid, out);
@@ -342,12 +354,12 @@ impl PerfettoEncoder {
                 let track = self.thread_track(pid, tid, None, out)?;
                 match ph {
                     Phase::Begin => self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out),
-                    Phase::End => self.track_event(ts, named(TYPE_SLICE_END, track), out),
+                    Phase::End => self.track_event(ts, ending(track), out),
                     Phase::Instant => self.track_event(ts, named(TYPE_INSTANT, track), out),
                     _ => {
                         self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
                         let end = ts.saturating_add(e.dur_ns.unwrap_or(0).max(0));
-                        self.track_event(end, named(TYPE_SLICE_END, track), out)
+                        self.track_event(end, ending(track), out)
                     }
                 }
             }
@@ -361,12 +373,12 @@ impl PerfettoEncoder {
                     ..Default::default()
                 };
                 self.describe(td, out)?;
-                let kind = match ph {
-                    Phase::AsyncBegin => TYPE_SLICE_BEGIN,
-                    Phase::AsyncEnd => TYPE_SLICE_END,
-                    _ => TYPE_INSTANT,
+                let te = match ph {
+                    Phase::AsyncBegin => named(TYPE_SLICE_BEGIN, uuid),
+                    Phase::AsyncEnd => ending(uuid),
+                    _ => named(TYPE_INSTANT, uuid),
                 };
-                self.track_event(ts, named(kind, uuid), out)
+                self.track_event(ts, te, out)
             }
             Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd => {
                 let track = self.thread_track(pid, tid, None, out)?;

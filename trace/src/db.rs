@@ -30,6 +30,7 @@ use perfflow_monitor::report::input::{parse_group, GROUPS};
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
 use crate::merge::{identify, trace_files, Facts, MergeError, Process};
+use crate::outcome::{Endings, Outcome};
 use crate::read::stream_trace;
 use crate::spans::{Matched, Matcher, Mismatch, Seen};
 
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS span (
     process INTEGER NOT NULL REFERENCES process(id),
     name TEXT, category TEXT, start_ns INTEGER, end_ns INTEGER,
     depth INTEGER, parent INTEGER REFERENCES span(id) DEFERRABLE INITIALLY DEFERRED, async_id TEXT,
-    outcome TEXT NOT NULL CHECK (outcome IN ('returned', 'open_at_end')));
+    outcome TEXT NOT NULL CHECK (outcome IN ('returned', 'raised', 'open_at_end', 'killed')));
 CREATE INDEX IF NOT EXISTS span_by_parent ON span(parent);
 CREATE TABLE IF NOT EXISTS instant (
     id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread(id),
@@ -192,6 +193,7 @@ pub fn import(
     .map_err(database)?;
     conn.execute_batch(SCHEMA).map_err(database)?;
     add_columns(&conn).map_err(database)?;
+    crate::outcome::widen_check(&conn).map_err(database)?;
     // Into a database without spans, the indexes only queries use are
     // made once after the rows are in (one sort) instead of kept up to
     // date row by row; a database that has spans keeps them.
@@ -542,6 +544,10 @@ struct FileImport<'a> {
     found: Vec<Matched>,
     /// The `labels` of the runtime's `perfflow_process` metadata.
     labels: Vec<(String, String)>,
+    /// How each process's trace ended, and whether the file was cut short:
+    /// the outcome of the spans left open.
+    endings: Endings,
+    truncated: bool,
 }
 
 fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError> {
@@ -578,6 +584,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         dropped: Vec::new(),
         found: Vec::new(),
         labels: Vec::new(),
+        endings: Endings::default(),
+        truncated: false,
     };
     let mut events = 0u64;
     let mut failed = None;
@@ -594,6 +602,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     if let Some(error) = failed {
         return Err(database(error));
     }
+    state.truncated = info.truncated;
     let matcher = std::mem::take(&mut state.matcher);
     let mut left = Vec::new();
     matcher.finish(&mut |found| left.push(found));
@@ -655,6 +664,7 @@ impl FileImport<'_> {
         let process = self.process(pid)?;
         if event.is_metadata() {
             self.facts.entry(pid).or_default().learn(event);
+            self.endings.learn(event);
             if event.name.as_deref() == Some("perfflow_process") {
                 if let Some(words @ Value::Array(_)) = event.args.get("command") {
                     self.commands.insert(pid, words.to_string());
@@ -716,7 +726,7 @@ impl FileImport<'_> {
                     event.end_ns(),
                     Some(depth),
                     parent,
-                    "returned",
+                    Outcome::of_end(event).as_str(),
                 )?;
             }
             Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
@@ -766,13 +776,16 @@ impl FileImport<'_> {
 
     /// Writes what the matcher paired, or left open at the end.
     fn matched(&mut self, matched: Matched) -> Sql<()> {
-        let (begin, end_ns, outcome) = match matched {
+        let (begin, end_ns, ended) = match matched {
             Matched::Pair {
-                begin, end_ts_ns, ..
-            } => (begin, end_ts_ns, "returned"),
+                begin,
+                end_ts_ns,
+                outcome,
+                ..
+            } => (begin, end_ts_ns, Some(outcome)),
             Matched::Mismatch(mismatch) => match *mismatch {
                 Mismatch::Unclosed { begin } | Mismatch::AsyncUnclosed { begin } => {
-                    (begin, None, "open_at_end")
+                    (begin, None, None)
                 }
                 Mismatch::WrongName { begin, .. } => {
                     if let Some(open) = self.open.remove(&begin.index) {
@@ -786,6 +799,10 @@ impl FileImport<'_> {
         };
         let Some(pid) = begin.thread.map(|(pid, _)| pid) else {
             return Ok(());
+        };
+        let outcome = match ended {
+            Some(outcome) => outcome,
+            None => self.endings.unended(pid, self.truncated),
         };
         let process = self.process(pid)?;
         let (id, depth, parent, cat) = match self.open.remove(&begin.index) {
@@ -801,7 +818,7 @@ impl FileImport<'_> {
             end_ns,
             depth,
             parent,
-            outcome,
+            outcome.as_str(),
         )
     }
 
@@ -919,6 +936,7 @@ pub const CANNED: &[(&str, &str)] = &[
         "span-types",
         "SELECT category, name, COUNT(*) AS spans,
                 SUM(outcome = 'open_at_end') AS open_at_end,
+                SUM(outcome = 'raised') AS raised, SUM(outcome = 'killed') AS killed,
                 MIN(end_ns - start_ns) / 1e3 AS min_us,
                 ROUND(AVG(end_ns - start_ns) / 1e3, 3) AS mean_us,
                 MAX(end_ns - start_ns) / 1e3 AS max_us

@@ -89,6 +89,7 @@ mod event;
 mod export;
 mod merge;
 mod model;
+mod outcome;
 mod pftrace;
 mod profile;
 mod read;

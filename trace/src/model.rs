@@ -259,6 +259,7 @@ impl FileLoad<'_> {
                 end_ts_ns,
                 end_thread,
                 nested,
+                ..
             } => (begin, end_ts_ns, end_thread, nested),
             Matched::Mismatch(mismatch) => match *mismatch {
                 Mismatch::Unclosed { begin } => (begin, None, None, true),

@@ -22,7 +22,8 @@
 //! argument per counter track of the sample (named after the track, under
 //! the counter named after its parent track), and `M` events for the
 //! process and thread names and for each `chrome_events.metadata` entry
-//! whose value is JSON. An event's [`Event::line`] is the number of its
+//! whose value is JSON. A slice end's string debug annotations become its
+//! `args` (`{"outcome":"raised"}`). An event's [`Event::line`] is the number of its
 //! packet, from 1.
 
 use std::collections::HashMap;
@@ -97,6 +98,32 @@ pub(crate) struct TrackEvent {
     pub(crate) flow_ids: Vec<u64>,
     #[prost(fixed64, repeated, packed = "false", tag = "48")]
     pub(crate) terminating_flow_ids: Vec<u64>,
+    #[prost(message, repeated, tag = "4")]
+    pub(crate) debug_annotations: Vec<DebugAnnotation>,
+}
+
+/// A debug annotation with a name and a string value (the runtime writes
+/// `outcome` = `"raised"` on the end of a slice left by an exception).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct DebugAnnotation {
+    #[prost(string, optional, tag = "10")]
+    pub(crate) name: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub(crate) string_value: Option<String>,
+}
+
+/// The named string annotations of an event as its `args`; `Null` when it
+/// has none.
+fn annotation_args(annotations: &[DebugAnnotation]) -> Value {
+    let args: Map<String, Value> = annotations
+        .iter()
+        .filter_map(|a| Some((a.name.clone()?, Value::from(a.string_value.clone()?))))
+        .collect();
+    if args.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(args)
+    }
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -622,7 +649,7 @@ impl Reader {
                     cat.or(begun_cat),
                     tid,
                     async_id,
-                    Value::Null,
+                    annotation_args(&te.debug_annotations),
                 )
             }
             TYPE_INSTANT => {

@@ -188,8 +188,7 @@ pub fn db_run(db: &Path, run: &str) -> Result<RunProfile, RunsError> {
             "SELECT p.id, p.pid, t.tid, s.name, s.category, s.start_ns, s.end_ns, s.async_id,
                     s.depth IS NULL AND s.async_id IS NOT NULL
              FROM span s JOIN process p ON p.id = s.process LEFT JOIN thread t ON t.id = s.thread
-             WHERE p.run = ?1 AND s.outcome = 'returned'
-               AND s.start_ns IS NOT NULL AND s.end_ns IS NOT NULL
+             WHERE p.run = ?1 AND s.start_ns IS NOT NULL AND s.end_ns IS NOT NULL
              ORDER BY p.id, t.tid, s.start_ns, s.end_ns DESC, s.depth, s.id",
         )
         .map_err(&failed)?;

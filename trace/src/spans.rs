@@ -16,6 +16,7 @@
 use foldhash::HashMap;
 
 use crate::event::{Event, Phase};
+use crate::outcome::Outcome;
 
 /// A thread: `(pid, tid)`.
 pub(crate) type Thread = (i64, i64);
@@ -33,6 +34,8 @@ pub(crate) struct Seen {
     pub id: Option<String>,
     pub thread: Option<Thread>,
     pub ts_ns: Option<i64>,
+    /// How an end event says its span ended (see [`crate::outcome`]).
+    pub outcome: Outcome,
 }
 
 impl Seen {
@@ -48,6 +51,7 @@ impl Seen {
             id: if keyed { event.id.clone() } else { None },
             thread: event.thread(),
             ts_ns: event.ts_ns,
+            outcome: Outcome::of_end(event),
         }
     }
 
@@ -111,6 +115,8 @@ pub(crate) enum Matched {
         /// beginning's).
         end_thread: Option<Thread>,
         nested: bool,
+        /// How the end says the span ended.
+        outcome: Outcome,
     },
     /// Boxed: mismatches are rare, pairs are not.
     Mismatch(Box<Mismatch>),
@@ -181,6 +187,7 @@ impl Matcher {
                                 end_ts_ns: end.ts_ns,
                                 end_thread: end.thread,
                                 nested: false,
+                                outcome: end.outcome,
                             });
                         }
                         None => unpaired.begins.push(Seen::of(index, event)),
@@ -208,6 +215,7 @@ impl Matcher {
                                 end_ts_ns: event.ts_ns,
                                 end_thread: event.thread(),
                                 nested: false,
+                                outcome: Outcome::of_end(event),
                             });
                         }
                         None => unpaired.ends.push(Seen::of(index, event)),
@@ -288,6 +296,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
+                outcome: Outcome::of_end(event),
             });
         } else if let Some(position) = stack.iter().rposition(names_match) {
             let inner = innermost.clone();
@@ -302,6 +311,7 @@ impl Matcher {
                 end_ts_ns: event.ts_ns,
                 end_thread: Some(thread),
                 nested: true,
+                outcome: Outcome::of_end(event),
             });
         } else {
             let begin = stack.pop().expect("an open B");

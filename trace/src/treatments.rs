@@ -53,7 +53,8 @@ pub enum Score {
     /// The run's wall time: from its first span's start to its last
     /// span's end, in nanoseconds.
     Wall,
-    /// The mean duration of the run's spans of this name, in nanoseconds.
+    /// The mean duration of the run's spans of this name that ended
+    /// (returned or raised), in nanoseconds.
     Span(String),
     /// A perfflow-monitor metric over every host of the run: the mean (or
     /// the maximum) of its samples.
@@ -180,7 +181,7 @@ pub fn scored_runs(db: &Path, score: &Score) -> Result<(Vec<ScoredRun>, String),
         ),
         Score::Span(_) => (
             "SELECT p.run, AVG(s.end_ns - s.start_ns) FROM span s JOIN process p ON p.id = s.process
-             WHERE s.name = ?1 AND s.outcome = 'returned' AND s.end_ns IS NOT NULL
+             WHERE s.name = ?1 AND s.outcome IN ('returned', 'raised') AND s.end_ns IS NOT NULL
              GROUP BY p.run"
                 .to_string(),
             "ns".to_string(),

@@ -28,7 +28,7 @@
 //!   ret i32 %r
 //! perfflow.cleanup:
 //!   %lp = landingpad { ptr, i32 } cleanup
-//!   call void @perfflow_site_exit(ptr @__perfflow_site._Z3fooi)
+//!   call void @perfflow_site_exit_unwind(ptr @__perfflow_site._Z3fooi)
 //!   resume { ptr, i32 } %lp
 //! }
 //! ```
@@ -46,6 +46,8 @@
 //!     the function without returning (`exit`, `abort`, any noreturn call
 //!     followed by `unreachable`), before each `resume`, and in a cleanup
 //!     landing pad that every call which may throw now unwinds through;
+//!     the last two ways out are by unwinding, and call the runtime's
+//!     `perfflow_site_exit_unwind`, which marks the slice `raised`;
 //!  4. mark the function `"perfflow.woven"` so that weaving twice weaves once.
 //!
 //! Enter and exit advice on the normal paths runs only while the runtime's
@@ -80,6 +82,8 @@ use crate::site::{byte_ptr_type, display_name, emit_site, SiteInfo};
 pub const WOVEN_ATTRIBUTE: &str = "perfflow.woven";
 pub const ENTER_ADVICE: &str = "perfflow_site_enter";
 pub const EXIT_ADVICE: &str = "perfflow_site_exit";
+/// Exit advice on the ways out by unwinding (cleanup pads, `resume`).
+pub const UNWIND_EXIT_ADVICE: &str = "perfflow_site_exit_unwind";
 /// The runtime's `i8` flag: advice is called only while it is non-zero.
 pub const ENABLED_FLAG: &str = "perfflow_enabled";
 
@@ -372,6 +376,7 @@ fn subprogram_line(function: LLVMValueRef) -> Option<u32> {
 struct Advice<'ctx> {
     enter: FunctionValue<'ctx>,
     exit: FunctionValue<'ctx>,
+    unwind_exit: FunctionValue<'ctx>,
     /// `perfflow_enabled`, an external `i8`.
     enabled: LLVMValueRef,
 }
@@ -397,6 +402,7 @@ impl<'ctx> Advice<'ctx> {
         Advice {
             enter: get(ENTER_ADVICE),
             exit: get(EXIT_ADVICE),
+            unwind_exit: get(UNWIND_EXIT_ADVICE),
             enabled: enabled.as_value_ref(),
         }
     }
@@ -521,7 +527,12 @@ fn weave_function(
 
         if let Some(exits) = exits {
             for &inst in &exits.before {
-                call_advice(advice.exit, inst);
+                let target = if ir::opcode(inst) == LLVMOpcode::LLVMResume {
+                    advice.unwind_exit
+                } else {
+                    advice.exit
+                };
+                call_advice(target, inst);
             }
             for &pad in &exits.landing_pads {
                 LLVMSetCleanup(pad, 1);
@@ -569,7 +580,7 @@ unsafe fn build_cleanup(
         c"perfflow.lpad".as_ptr(),
     );
     LLVMSetCleanup(pad, 1);
-    build_advice_call(builder, advice.exit.as_value_ref(), site);
+    build_advice_call(builder, advice.unwind_exit.as_value_ref(), site);
     LLVMBuildResume(builder, pad);
     block
 }

@@ -371,7 +371,7 @@ struct RunArgs {
     /// Make the HTML and PDF reports and plots after the run
     #[arg(short = 'r', long = "gen-report", alias = "gen_report")]
     report: bool,
-    /// Export to csv, json, parquet, feather, orc and/or pickle after the run (a bare -e means csv)
+    /// Export to csv, json, parquet, feather, orc, pickle and/or hdf5 after the run (a bare -e means csv)
     #[arg(short = 'e', long = "export", value_name = "FMT", num_args = 0.., value_delimiter = ',',
           default_missing_value = "csv", value_parser = export_format("-e"))]
     exports: Vec<ExportFormat>,

@@ -12,15 +12,12 @@
 //! | `feather` | `<group>.feather` | arrow-rs's `arrow-ipc` ([`feather`]) |
 //! | `orc` | `<group>.orc` | `orc-rust` ([`orc`]) |
 //! | `pickle` | `<group>.pkl` | `serde-pickle` ([`pickle`]) |
-//!
-//! `hdf5` is accepted by name, as perfmon's, and refused with a message:
-//! pandas reads HDF5 only in PyTables' layout (attributes it sets and
-//! pickled Python objects for text columns), which no HDF5 library for Rust
-//! writes.
+//! | `hdf5` | `<group>.h5` | the system HDF5 library, through `hdf5-metno` ([`hdf5`]) |
 
 pub mod arrow;
 pub mod csv;
 pub mod feather;
+pub mod hdf5;
 pub mod orc;
 pub mod parquet;
 pub mod pickle;
@@ -53,17 +50,20 @@ pub enum ExportFormat {
     Orc,
     /// `<group>.pkl`: a `dict` of column lists.
     Pickle,
+    /// `<group>.h5`: pandas' fixed format, key `<group>`.
+    Hdf5,
 }
 
 impl ExportFormat {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [ExportFormat; 6] = [
+    pub const ALL: [ExportFormat; 7] = [
         ExportFormat::Csv,
         ExportFormat::Json,
         ExportFormat::Parquet,
         ExportFormat::Feather,
         ExportFormat::Orc,
         ExportFormat::Pickle,
+        ExportFormat::Hdf5,
     ];
 
     /// The file name suffix, after the group name.
@@ -75,6 +75,7 @@ impl ExportFormat {
             ExportFormat::Feather => "feather",
             ExportFormat::Orc => "orc",
             ExportFormat::Pickle => "pkl",
+            ExportFormat::Hdf5 => "h5",
         }
     }
 
@@ -87,6 +88,7 @@ impl ExportFormat {
             ExportFormat::Feather => "feather",
             ExportFormat::Orc => "orc",
             ExportFormat::Pickle => "pickle",
+            ExportFormat::Hdf5 => "hdf5",
         }
     }
 }
@@ -104,14 +106,6 @@ pub struct UnknownFormat(pub String);
 impl fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = &self.0;
-        if name.eq_ignore_ascii_case("hdf5") {
-            return write!(
-                f,
-                "{name} is not supported: pandas reads HDF5 only in PyTables' layout, \
-                 which perfflow-monitor cannot write; use parquet or feather \
-                 (pandas.read_parquet, pandas.read_feather)"
-            );
-        }
         let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
         write!(
             f,
@@ -151,14 +145,22 @@ pub fn export(out_dir: &Path, formats: &[ExportFormat]) -> Result<Vec<PathBuf>, 
         let table = table::Table::new(group);
         for &format in formats {
             let path = out_dir.join(format!("{}.{}", group.name, format.suffix()));
-            write_file(&path, |out| match format {
-                ExportFormat::Csv => Ok(csv::write_csv(&table, out)?),
-                ExportFormat::Json => Ok(records::write_records(&table, out)?),
-                ExportFormat::Parquet => parquet::write_parquet(&table, out),
-                ExportFormat::Feather => feather::write_feather(&table, out),
-                ExportFormat::Orc => orc::write_orc(&table, out),
-                ExportFormat::Pickle => pickle::write_pickle(&table, out),
-            })?;
+            match format {
+                ExportFormat::Csv => write_file(&path, |out| Ok(csv::write_csv(&table, out)?)),
+                ExportFormat::Json => {
+                    write_file(&path, |out| Ok(records::write_records(&table, out)?))
+                }
+                ExportFormat::Parquet => {
+                    write_file(&path, |out| parquet::write_parquet(&table, out))
+                }
+                ExportFormat::Feather => {
+                    write_file(&path, |out| feather::write_feather(&table, out))
+                }
+                ExportFormat::Orc => write_file(&path, |out| orc::write_orc(&table, out)),
+                ExportFormat::Pickle => write_file(&path, |out| pickle::write_pickle(&table, out)),
+                // The HDF5 library opens the file itself.
+                ExportFormat::Hdf5 => hdf5::write_hdf5(&table, &path).map_err(|e| failed(&path, e)),
+            }?;
             if !written.contains(&path) {
                 written.push(path);
             }
@@ -176,8 +178,12 @@ fn write_file(
     let file = File::create(path).map_err(|e| ReportError::io(path, "cannot create", e))?;
     let mut out = BufWriter::new(file);
     let result = fill(&mut out).and_then(|()| Ok(out.flush()?));
-    result.map_err(|error| {
-        let _ = std::fs::remove_file(path);
-        ReportError::new(path, format!("cannot write: {error}"))
-    })
+    result.map_err(|error| failed(path, error))
+}
+
+/// The error of a file that could not be written, which is removed rather
+/// than left half-written.
+fn failed(path: &Path, error: WriteError) -> ReportError {
+    let _ = std::fs::remove_file(path);
+    ReportError::new(path, format!("cannot write: {error}"))
 }

@@ -950,3 +950,22 @@ pub fn sha1_hex(data: &[u8]) -> String {
     }
     h.iter().map(|x| format!("{x:08x}")).collect()
 }
+
+/// `path` decoded by Perfetto's own generated classes: what
+/// `tests/support/pftrace_events.py` prints.
+pub fn decode_pftrace(path: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pftrace_events.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(path)
+        .output()
+        .expect("run python3 (scripts/setup-debian.sh --tests installs it)");
+    assert!(
+        out.status.success(),
+        "decoding {} with Perfetto's classes failed (pip package `perfetto`, installed by \
+         scripts/setup-debian.sh --tests):\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the decoder prints JSON")
+}

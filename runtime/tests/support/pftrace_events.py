@@ -188,6 +188,8 @@ def main(path):
             elif te.type == TE.TYPE_SLICE_END:
                 stack = stacks.get(uuid) or fail(f"packet {n}: slice end on track {uuid} with none open")
                 ev.update(name=stack.pop(), ph="E" if on_thread else "e")
+                if te.debug_annotations:
+                    ev["args"] = {a.name: a.string_value for a in te.debug_annotations}
             elif te.type == TE.TYPE_INSTANT:
                 if te.flow_ids:
                     ev.update(name=name, ph="s", id=te.flow_ids[0])

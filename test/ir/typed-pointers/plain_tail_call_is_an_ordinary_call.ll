@@ -26,7 +26,7 @@ declare i32 @next(i32)
 ; CHECK: perfflow.cleanup:
 ; CHECK-NEXT: %perfflow.lpad = landingpad { i8*, i32 }
 ; CHECK-NEXT: cleanup
-; CHECK-NEXT: call void @perfflow_site_exit(i8* bitcast ({{.*}}* @__perfflow_site.plain to i8*))
+; CHECK-NEXT: call void @perfflow_site_exit_unwind(i8* bitcast ({{.*}}* @__perfflow_site.plain to i8*))
 ; CHECK-NEXT: resume { i8*, i32 } %perfflow.lpad
 define i32 @plain(i32 %n) personality i8* bitcast (i32 (...)* @__gxx_personality_v0 to i8*) {
   %r = tail call i32 @next(i32 %n)

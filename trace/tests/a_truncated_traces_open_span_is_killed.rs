@@ -1,7 +1,7 @@
 //! A trace cut short (the runtime's `nest.json` up to the end of the second
 //! `outer`'s first `inner`) imports every complete span; `main` and the
-//! second `outer`, begun and never ended in the file, are `open_at_end`
-//! with no end time. `transfer`'s end, written before its begin, is
+//! second `outer`, begun and never ended in the file, are `killed` (the
+//! process died inside them) with no end time. `transfer`'s end, written before its begin, is
 //! left out: the begin is past the cut.
 
 mod support;
@@ -9,7 +9,7 @@ mod support;
 use support::*;
 
 #[test]
-fn a_truncated_traces_open_span_is_open_at_end() {
+fn a_truncated_traces_open_span_is_killed() {
     let dir = scratch("db_truncated");
     let full = std::fs::read_to_string(data("nest.json")).unwrap();
     let cut = full
@@ -29,8 +29,8 @@ fn a_truncated_traces_open_span_is_open_at_end() {
         spans,
         [
             "inner,returned,0,4",
-            "main,open_at_end,1,1",
-            "outer,open_at_end,1,1",
+            "main,killed,1,1",
+            "outer,killed,1,1",
             "outer,returned,0,1",
             "worker,returned,0,1"
         ]
