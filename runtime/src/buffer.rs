@@ -1827,7 +1827,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         record_usage(site, kind);
         return;
     }
-    record_extra(site, kind, STAMP_FIRST, Extra::None);
+    record_extra::<STAMP_FIRST>(site, kind, || Extra::None);
 }
 
 /// Records entry into `site` (must satisfy [`crate::event::packable`]).
@@ -1849,7 +1849,7 @@ pub fn record_enter_with(site: *const Site, payload: crate::event::Payload) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    record_extra(site, Kind::Enter, false, Extra::Ready(payload.record()));
+    record_extra::<false>(site, Kind::Enter, || Extra::Ready(payload.record()));
 }
 
 /// Records exit from `site` followed by `payload`, stamped as in
@@ -1859,7 +1859,7 @@ pub fn record_exit_with(site: *const Site, payload: crate::event::Payload) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    record_extra(site, Kind::Exit, true, Extra::Ready(payload.record()));
+    record_extra::<true>(site, Kind::Exit, || Extra::Ready(payload.record()));
 }
 
 /// What follows an event record in its thread's buffer.
@@ -1924,19 +1924,27 @@ fn record_usage(site: *const Site, kind: Kind) {
     // SAFETY: as in `wants_usage`.
     let around = unsafe { &*site }.pointcut() == crate::site::Pointcut::Around;
     match (around, kind) {
-        (true, Kind::Enter) => record_extra(site, kind, false, Extra::EnterUsage),
-        (true, Kind::Exit) => record_extra(site, kind, true, Extra::ExitUsage),
-        (false, Kind::Enter) => record_extra(site, kind, false, Extra::None),
-        (false, Kind::Exit) => record_extra(site, kind, true, Extra::None),
+        (true, Kind::Enter) => record_extra::<false>(site, kind, || Extra::EnterUsage),
+        (true, Kind::Exit) => record_extra::<true>(site, kind, || Extra::ExitUsage),
+        (false, Kind::Enter) => record_extra::<false>(site, kind, || Extra::None),
+        (false, Kind::Exit) => record_extra::<true>(site, kind, || Extra::None),
     }
 }
 
-/// Records an event and what follows it. With `stamp_first` (exits) the
-/// timestamp taken on the hot path is kept when the chunk is full; without
-/// it the clock is read again after the hand-off (see [`record`]).
+/// Records an event and what `extra` says follows it. With `STAMP_FIRST`
+/// (exits) the timestamp taken on the hot path is kept when the chunk is
+/// full; without it the clock is read again after the hand-off (see
+/// [`record`]).
+///
+/// `extra` is a closure, not a value, so that each caller gets its own
+/// copy of this function with what follows known when compiling: the
+/// plain enter and exit then inline to a few dozen instructions, rather
+/// than sharing one out-of-line body that matches on every kind of extra.
 #[inline(always)]
-fn record_extra(site: *const Site, kind: Kind, stamp_first: bool, extra: Extra) {
+fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: impl Fn() -> Extra) {
     let recorded = LOCAL.try_with(|local| {
+        let extra = extra();
+        let stamp_first = STAMP_FIRST;
         let buf = local.buf.get();
         let (stamp, extra) = if buf.is_null() {
             // The thread's first event (or TLS is going away).

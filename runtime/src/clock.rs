@@ -306,6 +306,22 @@ pub struct Timebase {
     newest_tsc: u64,
     /// The segment last used.
     cached: Option<Segment>,
+    /// The part of the cached segment at or after its first point and
+    /// before the newest point, with that first point in epoch ns: what
+    /// [`Timebase::to_epoch_ns`] converts with one multiply (nearly every
+    /// stamp of a batch lies there).
+    fast: Fast,
+}
+
+/// Ticks `from..to` convert to `epoch_ns + (tick - from) * mult`, the
+/// product rounded from 32.32 fixed point. Empty (`from == to`) when no
+/// segment is cached.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fast {
+    from: u64,
+    to: u64,
+    epoch_ns: u64,
+    mult: u64,
 }
 
 /// The line between two calibration points.
@@ -336,6 +352,7 @@ impl Timebase {
             widest_ns: 0,
             newest_tsc: u64::MAX,
             cached: None,
+            fast: Fast::default(),
         }
     }
 
@@ -386,6 +403,7 @@ impl Timebase {
         self.newest_tsc = p.tsc;
         self.taken += 1;
         self.cached = None;
+        self.fast = Fast::default();
     }
 
     /// Takes a calibration point now if the last one is older than
@@ -458,6 +476,12 @@ impl Timebase {
             _ => {
                 let seg = self.segment(stamp);
                 self.cached = Some(seg);
+                self.fast = Fast {
+                    from: seg.from.max(seg.tsc),
+                    to: seg.to.min(self.newest_tsc),
+                    epoch_ns: self.epoch.to_epoch_ns(seg.mono_ns),
+                    mult: seg.mult,
+                };
                 seg
             }
         };
@@ -469,8 +493,27 @@ impl Timebase {
     }
 
     /// Ns since the Unix epoch of stamp `stamp`.
-    #[inline]
+    #[inline(always)]
     pub fn to_epoch_ns(&mut self, stamp: u64) -> u64 {
+        if !self.tsc {
+            return self.epoch.to_epoch_ns(stamp);
+        }
+        let f = self.fast;
+        if f.from <= stamp && stamp < f.to {
+            // As `to_mono_ns` computes it (no clamp can apply: the stamp is
+            // at or after the segment's first point), moved to the epoch.
+            let scaled = (u128::from(stamp - f.from) * u128::from(f.mult)
+                + (1 << (MULT_SHIFT - 1)))
+                >> MULT_SHIFT;
+            return f.epoch_ns.wrapping_add(scaled as u64);
+        }
+        self.to_epoch_ns_cold(stamp)
+    }
+
+    /// [`Timebase::to_epoch_ns`] of a stamp outside the fast segment.
+    #[cold]
+    #[inline(never)]
+    fn to_epoch_ns_cold(&mut self, stamp: u64) -> u64 {
         let mono = self.to_mono_ns(stamp);
         self.epoch.to_epoch_ns(mono)
     }

@@ -297,6 +297,7 @@ struct OpenSlice {
 /// `end_usage` is the thread CPU time and resident set size at the end;
 /// `outcome`: how it ended, when not by a return.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn end_slice<S: Sink + ?Sized>(
     site: &Site,
     tid: u32,
@@ -308,23 +309,8 @@ fn end_slice<S: Sink + ?Sized>(
     sink: &mut S,
 ) {
     let begin_ns = slice.begin_ns;
-    if let (Some(cpu_begin), Some((cpu_end, rss_kib))) = (slice.cpu_ns, end_usage) {
-        let percent = usage::cpu_percent(
-            cpu_end.saturating_sub(cpu_begin),
-            end_ns.saturating_sub(begin_ns),
-        );
-        sink.counter(
-            site.name(),
-            tid,
-            begin_ns,
-            &[("cpu_usage", percent), ("memory_usage", rss_kib as f64)],
-        );
-        sink.counter(
-            site.name(),
-            tid,
-            end_ns,
-            &[("cpu_usage", 0.0), ("memory_usage", 0.0)],
-        );
+    if let (Some(cpu_begin), Some(end)) = (slice.cpu_ns, end_usage) {
+        usage_samples(site, tid, (begin_ns, cpu_begin), (end_ns, end), sink);
     }
     let (ts_ns, phase) = if compact {
         (begin_ns, Phase::Complete(end_ns.saturating_sub(begin_ns)))
@@ -341,6 +327,36 @@ fn end_slice<S: Sink + ?Sized>(
         Some(outcome) => sink.ended(&end, outcome),
         None => sink.event(&end),
     }
+}
+
+/// The two counter samples of `cpu-mem-usage` for a slice from `begin`
+/// (epoch ns, thread CPU ns) to `end` (epoch ns, thread CPU ns and
+/// resident KiB).
+#[cold]
+#[inline(never)]
+fn usage_samples<S: Sink + ?Sized>(
+    site: &Site,
+    tid: u32,
+    (begin_ns, cpu_begin): (u64, u64),
+    (end_ns, (cpu_end, rss_kib)): (u64, (u64, u64)),
+    sink: &mut S,
+) {
+    let percent = usage::cpu_percent(
+        cpu_end.saturating_sub(cpu_begin),
+        end_ns.saturating_sub(begin_ns),
+    );
+    sink.counter(
+        site.name(),
+        tid,
+        begin_ns,
+        &[("cpu_usage", percent), ("memory_usage", rss_kib as f64)],
+    );
+    sink.counter(
+        site.name(),
+        tid,
+        end_ns,
+        &[("cpu_usage", 0.0), ("memory_usage", 0.0)],
+    );
 }
 
 /// Decoding state of one thread.
@@ -493,6 +509,60 @@ impl ThreadDecoder {
         self.end_async_above(0, ts_ns, Some(outcome), sink);
     }
 
+    /// The common case of [`ThreadDecoder::decode`], taken first: an
+    /// event with no payload at an `around` site without a flow, an enter
+    /// below [`MAX_OPEN_SLICES`] or an exit of the innermost open slice.
+    /// Decodes it as the general rules would and returns true, or returns
+    /// false (nothing done) for any other event.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    #[inline(always)]
+    unsafe fn plain_around<S: Sink + ?Sized>(
+        &mut self,
+        rec: &RawEvent,
+        kind: Kind,
+        cx: &mut DecodeContext,
+        sink: &mut S,
+    ) -> bool {
+        let site_ptr = rec.site();
+        if site_ptr.is_null() {
+            return false;
+        }
+        // SAFETY: guaranteed by the caller.
+        let site: &Site = unsafe { &*site_ptr };
+        if site.pointcut() != Pointcut::Around || site.flow_raw() != 0 {
+            return false;
+        }
+        match kind {
+            Kind::Enter if self.open.len() < MAX_OPEN_SLICES => {
+                let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
+                self.open.push(OpenSlice {
+                    site: site_ptr,
+                    begin_ns: ts_ns,
+                    cpu_ns: None,
+                });
+                if !cx.compact {
+                    sink.event(&TraceEvent {
+                        site,
+                        tid: self.tid,
+                        ts_ns,
+                        phase: Phase::Begin,
+                    });
+                }
+                true
+            }
+            Kind::Exit if self.open.last().is_some_and(|o| o.site == site_ptr) => {
+                let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
+                if let Some(slice) = self.open.pop() {
+                    end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, None, sink);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Decodes `records`, in order, into `sink`. The payload records that
     /// follow an event are read with it; `records` never ends between an
     /// event and its payloads (the recording thread publishes them together).
@@ -512,6 +582,12 @@ impl ThreadDecoder {
             next += 1;
             // A payload not directly after an event, or zeroed memory.
             let Some(kind) = rec.kind() else { continue };
+            if !records.get(next).is_some_and(RawEvent::is_payload) {
+                // SAFETY: guaranteed by the caller.
+                if unsafe { self.plain_around(rec, kind, cx, sink) } {
+                    continue;
+                }
+            }
             let mut extras = Extras::default();
             while let Some(follower) = records.get(next).filter(|r| r.is_payload()) {
                 if let Some(payload) = Payload::from_record(follower) {

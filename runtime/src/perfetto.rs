@@ -41,6 +41,17 @@
 //! one ended because its thread or process ended inside it,
 //! `"open_at_end"` or `"killed"`.
 //!
+//! Only packets that define interned data carry `sequence_flags`
+//! (`SEQ_NEEDS_INCREMENTAL_STATE`): the flag lets a reader skip packets of
+//! a sequence whose incremental state was lost (a ring buffer that
+//! wrapped), which cannot happen to a file written from its start, so the
+//! event packets leave it out (2 bytes per event).
+//!
+//! The common events take a fast path of straight-line stores
+//! ([`put_event`]): a slice end, and a slice begin whose site the sequence
+//! has seen (each sequence keeps the encoded `track_event` body of recent
+//! sites' begins).
+//!
 //! Every packet is formatted whole in memory and blocks of whole packets
 //! go to the destination, so a file cut short by a kill holds a sequence of
 //! complete packets, perhaps followed by one partial packet that readers
@@ -177,9 +188,52 @@ struct Sequence {
     last_ts: u64,
     /// Interned ids already defined on this sequence (a bit per id).
     defined: Vec<u64>,
+    /// The packet's last field, `trusted_packet_sequence_id`, encoded
+    /// (tag and varint, little-endian in the low bytes) and its length.
+    id_field: Encoded,
+    /// Sites whose ids this sequence has seen, with the `track_event` body
+    /// of their slice begins encoded, in a small table indexed by a hash of
+    /// the site's address (a later site with the same hash takes the
+    /// entry): a begin of a site found there copies its body.
+    ready: Box<[(usize, Encoded); READY_SLOTS]>,
+}
+
+/// Entries of [`Sequence::ready`].
+const READY_SLOTS: usize = 64;
+
+/// The entry of [`Sequence::ready`] for the site at `addr`.
+#[inline(always)]
+fn ready_slot(addr: usize) -> usize {
+    ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % READY_SLOTS
+}
+
+/// Up to 16 bytes of encoded fields, little-endian, and their length.
+#[derive(Clone, Copy, Default)]
+struct Encoded(u128, usize);
+
+impl Encoded {
+    /// `bytes` if they fit, `None` otherwise.
+    fn of(bytes: &[u8]) -> Option<Encoded> {
+        let mut b = [0u8; 16];
+        b.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        Some(Encoded(u128::from_le_bytes(b), bytes.len()))
+    }
 }
 
 impl Sequence {
+    fn new(id: u64, last_ts: u64) -> Sequence {
+        let mut field = Vec::with_capacity(11);
+        Encoder::new(&mut field).uint(PKT_SEQUENCE_ID, id);
+        Sequence {
+            id,
+            last_ts,
+            defined: Vec::new(),
+            // A tag and a varint take at most 11 bytes.
+            id_field: Encoded::of(&field).unwrap_or_default(),
+            ready: Box::new([(0, Encoded::default()); READY_SLOTS]),
+        }
+    }
+
     fn is_defined(&self, iid: u64) -> bool {
         let (word, bit) = ((iid / 64) as usize, iid % 64);
         self.defined.get(word).is_some_and(|w| w & (1 << bit) != 0)
@@ -216,11 +270,11 @@ enum NameSource<'a> {
 }
 
 /// Writes byte `$b` at `$n` of `$buf` and moves `$n` on. Only for the
-/// stack packet of [`PerfettoWriter::small_event`], whose 64 bytes at most
+/// stack packet of [`PerfettoWriter::small_event`], whose 62 bytes at most
 /// always fit its 96-byte buffer.
 macro_rules! put {
     ($buf:ident, $n:ident, $b:expr) => {{
-        // SAFETY: `$n` stays below 64 (see `small_event`), within `$buf`.
+        // SAFETY: `$n` stays below 62 (see `small_event`), within `$buf`.
         unsafe { *$buf.get_unchecked_mut($n) = $b };
         $n += 1;
     }};
@@ -275,11 +329,7 @@ impl<W: Write> PerfettoWriter<W> {
             pid,
             epoch,
             process_track,
-            process: Sequence {
-                id: PROCESS_SEQUENCE,
-                last_ts: epoch.real0_ns,
-                defined: Vec::new(),
-            },
+            process: Sequence::new(PROCESS_SEQUENCE, epoch.real0_ns),
             threads: Vec::new(),
             current: 0,
             next_sequence: PROCESS_SEQUENCE + 1,
@@ -384,11 +434,7 @@ impl<W: Write> PerfettoWriter<W> {
         let track = track_uuid(self.pid, KIND_THREAD, u64::from(tid));
         self.open_sequence(id, Some(track));
         self.thread_descriptor(tid, track, None);
-        let seq = Sequence {
-            id,
-            last_ts: self.epoch.real0_ns,
-            defined: Vec::new(),
-        };
+        let seq = Sequence::new(id, self.epoch.real0_ns);
         self.threads.push((tid, seq));
         self.threads.len() - 1
     }
@@ -515,13 +561,14 @@ impl<W: Write> PerfettoWriter<W> {
         }
     }
 
-    /// The `interned_data` for whichever of `ids` `seq` has not seen yet.
-    fn intern(e: &mut Encoder, seq: &mut Sequence, ids: SiteIds, source: NameSource<'_>) {
+    /// The `interned_data` for whichever of `ids` `seq` has not seen yet;
+    /// true when there was any.
+    fn intern(e: &mut Encoder, seq: &mut Sequence, ids: SiteIds, source: NameSource<'_>) -> bool {
         let need_name = !seq.is_defined(ids.name);
         let need_category = ids.category != 0 && !seq.is_defined(ids.category);
         let need_location = ids.location != 0 && !seq.is_defined(ids.location);
         if !(need_name || need_category || need_location) {
-            return;
+            return false;
         }
         let (name, category, site) = match source {
             NameSource::Site(site) => (site.name(), category(site), Some(site)),
@@ -551,6 +598,7 @@ impl<W: Write> PerfettoWriter<W> {
             seq.define(ids.location);
         }
         e.end(data);
+        true
     }
 
     /// One track event on thread `tid`'s sequence. `track` overrides the
@@ -607,12 +655,22 @@ impl<W: Write> PerfettoWriter<W> {
         if !lead_with_timestamp {
             Self::timestamp(&mut e, seq, ts_ns);
         }
-        if let Some((ids, source)) = named {
-            Self::intern(&mut e, seq, ids, source);
-        }
+        let interned = named.is_some_and(|(ids, source)| Self::intern(&mut e, seq, ids, source));
         e.uint(PKT_SEQUENCE_ID, seq.id);
-        e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        if interned {
+            e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        }
         e.end(packet);
+        if let (Some((ids, NameSource::Site(site))), None, None, TYPE_SLICE_BEGIN) =
+            (named, track, flow, kind)
+        {
+            // The sequence now knows the site's ids: its next begins take
+            // the fast path of `event`.
+            if let Some(body) = Encoded::of(&begin_body(ids)) {
+                let addr = site as *const Site as usize;
+                seq.ready[ready_slot(addr)] = (addr, body);
+            }
+        }
     }
 
     /// [`PerfettoWriter::track_event`] for the common case, byte for byte
@@ -632,10 +690,9 @@ impl<W: Write> PerfettoWriter<W> {
         const TAG_LOCATION: u64 = (TE_SOURCE_LOCATION_IID as u64) << 3;
         const TAG_TIMESTAMP: u8 = (PKT_TIMESTAMP as u8) << 3;
         const TAG_SEQUENCE: u8 = (PKT_SEQUENCE_ID as u8) << 3;
-        const TAG_FLAGS: u8 = (PKT_SEQUENCE_FLAGS as u8) << 3;
         // Packet tag, its length, track_event's tag, its length: both
         // lengths are below 128 (one byte) and filled in at the end. At
-        // most 4 + 2 + 11 + 11 + 12 + 11 + 11 + 2 = 64 bytes, with ids
+        // most 4 + 2 + 11 + 11 + 12 + 11 + 11 = 62 bytes, with ids
         // and sequence ids below 2^64.
         let mut buf = [0u8; 96];
         let mut n = 4usize;
@@ -659,8 +716,6 @@ impl<W: Write> PerfettoWriter<W> {
         seq.last_ts = ts_ns;
         put!(buf, n, TAG_SEQUENCE);
         put_varint!(buf, n, seq.id);
-        put!(buf, n, TAG_FLAGS);
-        put_varint!(buf, n, SEQ_NEEDS_INCREMENTAL_STATE);
         buf[0] = ((TRACE_PACKET as u8) << 3) | 2;
         buf[1] = (n - 2) as u8;
         buf[2] = EVENT_TAG;
@@ -739,7 +794,6 @@ impl<W: Write> PerfettoWriter<W> {
         e.end(te);
         Self::timestamp(&mut e, &mut self.process, ts_ns);
         e.uint(PKT_SEQUENCE_ID, PROCESS_SEQUENCE);
-        e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
         e.end(packet);
         self.o.formatted();
         self.maybe_flush();
@@ -765,6 +819,96 @@ impl<W: Write> PerfettoWriter<W> {
             Some((field, id)),
             false,
         );
+    }
+}
+
+/// The `track_event` body of a slice end: its type.
+const END_BODY: Encoded = Encoded(
+    ((TE_TYPE as u128) << 3) | ((TYPE_SLICE_END as u128) << 8),
+    2,
+);
+
+/// The `track_event` body of a slice begin with `ids`, as
+/// [`PerfettoWriter::track_event`] writes it.
+fn begin_body(ids: SiteIds) -> Vec<u8> {
+    let mut body = Vec::with_capacity(32);
+    let mut e = Encoder::new(&mut body);
+    e.uint(TE_TYPE, TYPE_SLICE_BEGIN);
+    e.uint(TE_NAME_IID, ids.name);
+    if ids.category != 0 {
+        e.uint(TE_CATEGORY_IIDS, ids.category);
+    }
+    if ids.location != 0 {
+        e.uint(TE_SOURCE_LOCATION_IID, ids.location);
+    }
+    body
+}
+
+/// Appends an event packet of `seq` whose `track_event` body is `body`,
+/// stamped `ts_ns` (no earlier than the sequence's last timestamp): the
+/// packet [`PerfettoWriter::track_event`] writes for it, in straight-line
+/// stores into room reserved once.
+#[inline(always)]
+fn put_event(out: &mut Vec<u8>, seq: &mut Sequence, body: Encoded, ts_ns: u64) {
+    const TAG_TIMESTAMP: u8 = (PKT_TIMESTAMP as u8) << 3;
+    // Header 4, body 16, timestamp 1 + 10, sequence id 16 (the last
+    // two written as whole 16-byte words): 47 bytes at most.
+    const ROOM: usize = 48;
+    let delta = ts_ns - seq.last_ts;
+    seq.last_ts = ts_ns;
+    out.reserve(ROOM);
+    let start = out.len();
+    // SAFETY: `ROOM` bytes from `start` are reserved and every store below
+    // stays within them (see ROOM); `set_len` covers only bytes written.
+    // The packet's length, at most 4 + 16 + 11 + 11 - 2 = 40, and the
+    // body's take one byte each.
+    unsafe {
+        let p = out.as_mut_ptr().add(start);
+        p.add(4).cast::<u128>().write_unaligned(body.0.to_le());
+        let mut n = 4 + body.1;
+        *p.add(n) = TAG_TIMESTAMP;
+        n += 1;
+        n += write_varint(p.add(n), delta);
+        p.add(n)
+            .cast::<u128>()
+            .write_unaligned(seq.id_field.0.to_le());
+        n += seq.id_field.1;
+        let header = [
+            ((TRACE_PACKET as u8) << 3) | 2,
+            (n - 2) as u8,
+            EVENT_TAG,
+            body.1 as u8,
+        ];
+        p.cast::<[u8; 4]>().write_unaligned(header);
+        out.set_len(start + n);
+    }
+}
+
+/// Writes the varint of `v` at `p`; returns its length.
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+unsafe fn write_varint(p: *mut u8, mut v: u64) -> usize {
+    // SAFETY: at most 10 bytes from `p` (the caller's promise).
+    unsafe {
+        if v < 0x80 {
+            *p = v as u8;
+            return 1;
+        }
+        if v < 0x4000 {
+            *p = (v as u8) | 0x80;
+            *p.add(1) = (v >> 7) as u8;
+            return 2;
+        }
+        let mut n = 0;
+        while v >= 0x80 {
+            *p.add(n) = (v as u8) | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        *p.add(n) = v as u8;
+        n + 1
     }
 }
 
@@ -832,46 +976,27 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         PerfettoWriter::counter(self, name, tid, ts_ns, values);
     }
 
-    #[inline]
+    #[inline(always)]
     fn event(&mut self, ev: &TraceEvent<'_>) {
         if !self.is_open() {
             self.o.lost += 1;
             return;
         }
         let site = ev.site;
-        match ev.phase {
-            Phase::FlowStart(id) | Phase::FlowEnd(id) => self.flow_event(ev, id),
-            Phase::End => {
-                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_END, None, None, None, false)
+        let index = self.sequence(ev.tid);
+        let seq = &mut self.threads[index].1;
+        let fast = match ev.phase {
+            Phase::End => Some(END_BODY),
+            Phase::Begin => {
+                let addr = site as *const Site as usize;
+                let (ready, body) = seq.ready[ready_slot(addr)];
+                (ready == addr).then_some(body)
             }
-            Phase::Begin | Phase::Instant => {
-                let ids = self.site_ids(site);
-                let kind = if ev.phase == Phase::Begin {
-                    TYPE_SLICE_BEGIN
-                } else {
-                    TYPE_INSTANT
-                };
-                let named = Some((ids, NameSource::Site(site)));
-                self.track_event(ev.tid, ev.ts_ns, kind, named, None, None, false);
-            }
-            Phase::Complete(dur_ns) => {
-                let ids = self.site_ids(site);
-                let named = Some((ids, NameSource::Site(site)));
-                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_BEGIN, named, None, None, true);
-                let end = ev.ts_ns.saturating_add(dur_ns);
-                self.track_event(ev.tid, end, TYPE_SLICE_END, None, None, None, false);
-            }
-            Phase::AsyncBegin(id) | Phase::AsyncEnd(id) | Phase::AsyncInstant(id) => {
-                let ids = self.site_ids(site);
-                let track = self.async_track(site, id);
-                let kind = match ev.phase {
-                    Phase::AsyncBegin(_) => TYPE_SLICE_BEGIN,
-                    Phase::AsyncEnd(_) => TYPE_SLICE_END,
-                    _ => TYPE_INSTANT,
-                };
-                let named = Some((ids, NameSource::Site(site)));
-                self.track_event(ev.tid, ev.ts_ns, kind, named, Some(track), None, false);
-            }
+            _ => None,
+        };
+        match fast {
+            Some(body) if ev.ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ev.ts_ns),
+            _ => self.event_cold(ev),
         }
         self.o.formatted();
         self.maybe_flush();
@@ -916,7 +1041,6 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         e.end(te);
         Self::timestamp(&mut e, seq, end_ns);
         e.uint(PKT_SEQUENCE_ID, seq.id);
-        e.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
         e.end(packet);
         self.o.formatted();
         self.maybe_flush();
@@ -936,5 +1060,49 @@ impl<W: Write> Sink for PerfettoWriter<W> {
             .and_then(|()| self.o.flush());
         self.out = Vec::new();
         result.map_err(Error::Io)
+    }
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    /// The events [`Sink::event`] does not write with [`put_event`]: the
+    /// first begin of a site on a sequence, instants, flows, compact and
+    /// async slices, and events stamped before the sequence's last one.
+    #[inline(never)]
+    fn event_cold(&mut self, ev: &TraceEvent<'_>) {
+        let site = ev.site;
+        match ev.phase {
+            Phase::FlowStart(id) | Phase::FlowEnd(id) => self.flow_event(ev, id),
+            Phase::End => {
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_END, None, None, None, false)
+            }
+            Phase::Begin | Phase::Instant => {
+                let ids = self.site_ids(site);
+                let kind = if ev.phase == Phase::Begin {
+                    TYPE_SLICE_BEGIN
+                } else {
+                    TYPE_INSTANT
+                };
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, kind, named, None, None, false);
+            }
+            Phase::Complete(dur_ns) => {
+                let ids = self.site_ids(site);
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, TYPE_SLICE_BEGIN, named, None, None, true);
+                let end = ev.ts_ns.saturating_add(dur_ns);
+                self.track_event(ev.tid, end, TYPE_SLICE_END, None, None, None, false);
+            }
+            Phase::AsyncBegin(id) | Phase::AsyncEnd(id) | Phase::AsyncInstant(id) => {
+                let ids = self.site_ids(site);
+                let track = self.async_track(site, id);
+                let kind = match ev.phase {
+                    Phase::AsyncBegin(_) => TYPE_SLICE_BEGIN,
+                    Phase::AsyncEnd(_) => TYPE_SLICE_END,
+                    _ => TYPE_INSTANT,
+                };
+                let named = Some((ids, NameSource::Site(site)));
+                self.track_event(ev.tid, ev.ts_ns, kind, named, Some(track), None, false);
+            }
+        }
     }
 }

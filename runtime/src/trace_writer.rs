@@ -85,7 +85,7 @@ impl<W: Write> Sink for TraceWriter<W> {
         each!(self, w => w.thread_name(tid, name))
     }
 
-    #[inline]
+    #[inline(always)]
     fn event(&mut self, event: &TraceEvent<'_>) {
         each!(self, w => w.event(event))
     }
