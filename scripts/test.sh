@@ -14,6 +14,13 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== cargo test (perfflow-monitor with HDF5)"
+# -e hdf5 is the feature `hdf5`, off in the workspace build (see
+# monitor/Cargo.toml): its unit and export tests again with it on.
+cargo test -p perfflow-monitor --locked --features hdf5 --lib \
+  --test every_export_format_reads_back_in_pandas \
+  --test hdf5_export_keeps_text_beyond_ascii_and_empty_groups \
+  --test command_line_flags_parse_into_the_config
 echo "== build"
 bash scripts/build.sh
 echo "== ctest"

@@ -162,15 +162,20 @@ fn exports_take_several_values_and_commas() {
 #[test]
 fn perfmons_export_formats_are_taken_and_others_are_refused_with_the_list() {
     assert_eq!(
-        config(&["-e", "pickle,feather", "orc", "CSV", "hdf5"]).exports,
+        config(&["-e", "pickle,feather", "orc", "CSV"]).exports,
         vec![
             ExportFormat::Pickle,
             ExportFormat::Feather,
             ExportFormat::Orc,
             ExportFormat::Csv,
-            ExportFormat::Hdf5
         ]
     );
+    if cfg!(feature = "hdf5") {
+        assert_eq!(config(&["-e", "hdf5"]).exports, vec![ExportFormat::Hdf5]);
+    } else {
+        let e = refusal(&["-e", "hdf5"]);
+        assert!(e.contains("without HDF5 support"), "{e}");
+    }
     let e = refusal(&["-e", "xlsx"]);
     assert!(
         e.contains("`xlsx`") && e.contains("csv, json, parquet, feather, orc, pickle, hdf5"),

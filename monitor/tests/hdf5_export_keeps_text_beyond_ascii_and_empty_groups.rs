@@ -2,7 +2,8 @@
 //! names beyond ASCII (UTF-8 in the file's fixed-length strings and in the
 //! pickled host column), and a group without samples reads back as an
 //! empty frame with the group's columns. Needs `python3` with `pandas`
-//! and `tables` (PyTables).
+//! and `tables` (PyTables). Built with the monitor's feature `hdf5`.
+#![cfg(feature = "hdf5")]
 
 use std::fs;
 use std::process::Command;

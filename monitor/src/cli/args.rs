@@ -144,7 +144,14 @@ fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
 
 /// Parses one export format name.
 pub fn parse_export(flag: &str, text: &str) -> Result<ExportFormat, UsageError> {
-    text.parse().or_else(|e| err(format!("{flag}: {e}")))
+    match text.parse::<ExportFormat>() {
+        Ok(format) if !format.available() => err(format!(
+            "{flag}: {format}: {}",
+            crate::export::WITHOUT_HDF5
+        )),
+        Ok(format) => Ok(format),
+        Err(e) => err(format!("{flag}: {e}")),
+    }
 }
 
 /// The longest interval the monitor accepts for `-i` and `-c`: a week.

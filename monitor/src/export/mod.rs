@@ -17,6 +17,7 @@
 pub mod arrow;
 pub mod csv;
 pub mod feather;
+#[cfg(feature = "hdf5")]
 pub mod hdf5;
 pub mod orc;
 pub mod parquet;
@@ -99,6 +100,18 @@ impl fmt::Display for ExportFormat {
     }
 }
 
+/// Why `hdf5` is refused by a perfflow-monitor built without its feature.
+pub const WITHOUT_HDF5: &str = "this perfflow-monitor was built without HDF5 support \
+     (cargo feature `hdf5`, which the CMake build turns on; it needs libhdf5-dev)";
+
+impl ExportFormat {
+    /// Whether this build can write the format (`hdf5` needs the feature
+    /// of that name).
+    pub fn available(self) -> bool {
+        self != ExportFormat::Hdf5 || cfg!(feature = "hdf5")
+    }
+}
+
 /// A format name [`ExportFormat::from_str`] does not accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFormat(pub String);
@@ -159,7 +172,10 @@ pub fn export(out_dir: &Path, formats: &[ExportFormat]) -> Result<Vec<PathBuf>, 
                 ExportFormat::Orc => write_file(&path, |out| orc::write_orc(&table, out)),
                 ExportFormat::Pickle => write_file(&path, |out| pickle::write_pickle(&table, out)),
                 // The HDF5 library opens the file itself.
+                #[cfg(feature = "hdf5")]
                 ExportFormat::Hdf5 => hdf5::write_hdf5(&table, &path).map_err(|e| failed(&path, e)),
+                #[cfg(not(feature = "hdf5"))]
+                ExportFormat::Hdf5 => Err(ReportError::new(&path, WITHOUT_HDF5)),
             }?;
             if !written.contains(&path) {
                 written.push(path);
