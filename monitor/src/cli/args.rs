@@ -145,10 +145,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
 /// Parses one export format name.
 pub fn parse_export(flag: &str, text: &str) -> Result<ExportFormat, UsageError> {
     match text.parse::<ExportFormat>() {
-        Ok(format) if !format.available() => err(format!(
-            "{flag}: {format}: {}",
-            crate::export::WITHOUT_HDF5
-        )),
+        Ok(format) if !format.available() => {
+            err(format!("{flag}: {format}: {}", crate::export::WITHOUT_HDF5))
+        }
         Ok(format) => Ok(format),
         Err(e) => err(format!("{flag}: {e}")),
     }
