@@ -34,6 +34,7 @@ runs=${BENCH_RUNS:-5}
 n=${1:-1024} steps=${2:-300} particles=${3:-80000}
 
 die() { echo "bench/omp_kernel.sh: $*" >&2; exit 1; }
+. "$here/lib.sh"
 
 for v in runs n steps particles; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive whole number, got '${!v}'"
@@ -66,18 +67,7 @@ grep -qa perfflow_site_enter "$woven" \
 
 # --- measure -------------------------------------------------------------------
 
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-        END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
-field() { # field KEY LINE -> the value of KEY=value in LINE
-    local kv
-    for kv in $2; do
-        [[ $kv == "$1="* ]] && { echo "${kv#*=}"; return; }
-    done
-    die "no $1 in program output: $2"
-}
 
 variants=("plain|$plain|"
           "JSON (log-format=array)|$woven|log-format=array"

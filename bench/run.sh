@@ -30,6 +30,7 @@ runs=${BENCH_RUNS:-5}
 n=${1:-5000000}
 
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
+. "$here/lib.sh"
 
 [[ $n =~ ^[1-9][0-9]*$ ]] || die "N must be a positive whole number, got '$n'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive whole number, got '$runs'"
@@ -63,18 +64,7 @@ grep -qa perfflow_site_enter "$woven" \
 
 # --- measure -------------------------------------------------------------------
 
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-        END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
-field() { # field KEY LINE -> the value of KEY=value in LINE
-    local kv
-    for kv in $2; do
-        [[ $kv == "$1="* ]] && { echo "${kv#*=}"; return; }
-    done
-    die "no $1 in program output: $2"
-}
 
 count_events() { # non-metadata events in the trace files given
     local total=0 f all meta

@@ -29,6 +29,7 @@ cg_pairs=${CG_PAIRS:-200000}
 n=${1:-5000000}
 
 die() { echo "bench/writer_cost.sh: $*" >&2; exit 1; }
+. "$here/lib.sh"
 [[ $n =~ ^[1-9][0-9]*$ ]] || die "N must be a positive whole number, got '$n'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive whole number, got '$runs'"
 [[ $cg_pairs =~ ^[1-9][0-9]*$ ]] || die "CG_PAIRS must be a positive whole number, got '$cg_pairs'"
@@ -45,11 +46,6 @@ bin=$scratch/writer_cost
 cc -O2 -I"$root/runtime/include" "$here/writer_cost.c" "$lib" -lpthread -ldl -lm -o "$bin" \
     || die "building bench/writer_cost.c failed"
 
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-        END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-field() { local kv; for kv in $2; do [[ $kv == "$1="* ]] && { echo "${kv#*=}"; return; }; done; die "no $1 in: $2"; }
 
 variants=("floor|floor|-"
           "JSON, monotonic|trace|log-format=array:clock=monotonic"
