@@ -563,15 +563,18 @@ impl<W: Write> ChromeJsonWriter<W> {
     #[cold]
     #[inline(never)]
     fn fill_slot(&mut self, slot: usize, addr: usize, site: &Site) {
-        let prefix = match self.prefixes.get(&addr) {
-            Some(prefix) => prefix.clone(),
-            None => {
-                let prefix: Arc<[u8]> = self.build_prefix(site).into();
-                self.prefixes.insert(addr, prefix.clone());
-                prefix
-            }
-        };
+        let prefix = self.site_prefix(addr, site);
         self.slots[slot] = SiteSlot { addr, prefix };
+    }
+
+    /// The site's line prefix, built on its first event.
+    fn site_prefix(&mut self, addr: usize, site: &Site) -> Arc<[u8]> {
+        if let Some(prefix) = self.prefixes.get(&addr) {
+            return prefix.clone();
+        }
+        let prefix: Arc<[u8]> = self.build_prefix(site).into();
+        self.prefixes.insert(addr, prefix.clone());
+        prefix
     }
 
     /// The rest of an event line whose phase has an id or a duration.
@@ -766,12 +769,8 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.o.lost += 1;
             return;
         }
-        let key = ev.site as *const Site as usize;
-        if !self.prefixes.contains_key(&key) {
-            let prefix: Arc<[u8]> = self.build_prefix(ev.site).into();
-            self.prefixes.insert(key, prefix);
-        }
-        self.out.extend_from_slice(&self.prefixes[&key]);
+        let prefix = self.site_prefix(ev.site as *const Site as usize, ev.site);
+        self.out.extend_from_slice(&prefix);
         write_u64(&mut self.out, u64::from(ev.tid));
         self.out.extend_from_slice(b",\"ts\":");
         write_ts(&mut self.out, ev.ts_ns);
