@@ -143,6 +143,9 @@ void perfflow_weave_after(int async, const char *module, const char *function,
  * dropped and counted. A NULL name is ignored. */
 void perfflow_region_begin(const char *name);
 void perfflow_region_end(const char *name);
+/* perfflow_region_end for a region left by an exception (a language binding
+ * whose block raised): its end says "outcome":"raised". */
+void perfflow_region_end_unwind(const char *name);
 
 /* Manual async operations, which may end on another thread than the one that
  * began them. perfflow_async_begin writes a "b" event named `name` with
@@ -155,6 +158,9 @@ void perfflow_region_end(const char *name);
  * thread; the cost is that of a region plus one atomic increment. */
 uint64_t perfflow_async_begin(const char *name, const char *scope);
 void perfflow_async_end(const char *name, const char *scope, uint64_t id);
+/* perfflow_async_end for an operation left by an exception (a Python
+ * coroutine that raised): its "e" says "outcome":"raised". */
+void perfflow_async_end_unwind(const char *name, const char *scope, uint64_t id);
 
 /* Like perfflow_site_enter/exit, with an async id the caller chose instead
  * of one the runtime picks: entry into an around_async site writes "b", exit

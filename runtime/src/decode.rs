@@ -31,7 +31,8 @@
 //!   chosen when recording and ids chosen here never collide.
 //! - `before_async` / `after_async`: an async instant `n`.
 //! - An exit followed by [`Payload::Unwound`] (the weaver's cleanup
-//!   landing pad: the function was left by an exception) ends its `around`
+//!   landing pad: the function was left by an exception), or by
+//!   [`Payload::AsyncIdUnwound`] (an async operation left by one), ends its `around`
 //!   or `around_async` slice through [`Sink::ended`] with
 //!   [`Outcome::Raised`] instead of [`Sink::event`], so writers mark the
 //!   slice's end `raised`. The ends [`ThreadDecoder::close_open`] writes
@@ -277,6 +278,10 @@ impl Extras {
             Payload::AsyncId(id) => self.async_id = Some(id),
             Payload::Sequence(n) => self.sequence = Some(n),
             Payload::Unwound => self.unwound = true,
+            Payload::AsyncIdUnwound(id) => {
+                self.async_id = Some(id);
+                self.unwound = true;
+            }
         }
     }
 }

@@ -27,10 +27,14 @@
 //! | 2 | [`Payload::AsyncId`] | async id chosen when recording | 0 |
 //! | 3 | [`Payload::Sequence`] | the event is the n-th enter (or exit) of its site, from 0 | 0 |
 //! | 4 | [`Payload::Unwound`] | 0 | 0 |
+//! | 5 | [`Payload::AsyncIdUnwound`] | async id chosen when recording | 0 |
 //!
 //! [`Payload::Unwound`] follows an exit recorded on the way out of a woven
 //! function by unwinding (a C++ exception, a forced unwind), from the
 //! weaver's cleanup landing pad: the slice it ends is marked `raised`.
+//! [`Payload::AsyncIdUnwound`] is both [`Payload::AsyncId`] and
+//! [`Payload::Unwound`] in one record: the end of an async operation of the
+//! manual async API left by an exception (a Python coroutine that raised).
 //!
 //! The recording thread writes an event and its payloads into the same
 //! chunk and publishes them with one length store, so a reader sees all of
@@ -43,8 +47,8 @@ use crate::site::Site;
 /// Version of the raw record layout. Bump it when [`RawEvent`], the kind
 /// encoding or the payload layout changes (an on-disk raw dump, if one is
 /// added, starts with it). Version 2 added payload records; version 3 the
-/// [`Payload::Unwound`] sub-kind.
-pub const FORMAT_VERSION: u32 = 3;
+/// [`Payload::Unwound`] sub-kind; version 4 [`Payload::AsyncIdUnwound`].
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Bits of the site address that hold the [`Kind`].
 pub const KIND_MASK: u64 = 0b11;
@@ -132,6 +136,7 @@ const SUB_USAGE: u64 = 1;
 const SUB_ASYNC_ID: u64 = 2;
 const SUB_SEQUENCE: u64 = 3;
 const SUB_UNWOUND: u64 = 4;
+const SUB_ASYNC_ID_UNWOUND: u64 = 5;
 
 /// Numbers that follow an event in a payload record (layout in the module
 /// documentation).
@@ -156,6 +161,9 @@ pub enum Payload {
     /// The exit it follows was taken by unwinding out of the function (an
     /// exception), not by a return.
     Unwound,
+    /// An [`Payload::AsyncId`] exit that was also [`Payload::Unwound`]: the
+    /// async operation was left by an exception.
+    AsyncIdUnwound(u64),
 }
 
 impl Payload {
@@ -167,6 +175,7 @@ impl Payload {
             Payload::AsyncId(id) => (SUB_ASYNC_ID, id, 0),
             Payload::Sequence(n) => (SUB_SEQUENCE, n, 0),
             Payload::Unwound => (SUB_UNWOUND, 0, 0),
+            Payload::AsyncIdUnwound(id) => (SUB_ASYNC_ID_UNWOUND, id, 0),
         };
         RawEvent {
             ts_ns: a,
@@ -191,6 +200,7 @@ impl Payload {
             SUB_ASYNC_ID => Some(Payload::AsyncId(a)),
             SUB_SEQUENCE => Some(Payload::Sequence(a)),
             SUB_UNWOUND => Some(Payload::Unwound),
+            SUB_ASYNC_ID_UNWOUND => Some(Payload::AsyncIdUnwound(a)),
             _ => None,
         }
     }

@@ -233,6 +233,20 @@ pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
     }
 }
 
+/// [`perfflow_region_end`] for a region left by an exception (a block of a
+/// language binding that raised): the slice it ends is marked `raised`.
+///
+/// # Safety
+/// As for [`perfflow_region_begin`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_region_end_unwind(name: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    match unsafe { site::lookup_region(name) } {
+        Some(found) => buffer::record_exit_with(found.site(), Payload::Unwound),
+        None => buffer::reject_site(),
+    }
+}
+
 /// Begins an async operation named `name` in category `scope` (`"default"`
 /// when null or empty) and returns its id, unique in the process; 0 when
 /// `name` is null or a new name past [`site::MAX_INTERNED`] (nothing is
@@ -264,13 +278,42 @@ pub unsafe extern "C" fn perfflow_async_begin(name: *const c_char, scope: *const
 /// As for [`perfflow_async_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_async_end(name: *const c_char, scope: *const c_char, id: u64) {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { async_end(name, scope, id, Payload::AsyncId) }
+}
+
+/// [`perfflow_async_end`] for an operation left by an exception (a Python
+/// coroutine that raised): its `e` is marked `raised`.
+///
+/// # Safety
+/// As for [`perfflow_async_begin`].
+#[no_mangle]
+pub unsafe extern "C" fn perfflow_async_end_unwind(
+    name: *const c_char,
+    scope: *const c_char,
+    id: u64,
+) {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { async_end(name, scope, id, Payload::AsyncIdUnwound) }
+}
+
+/// The exit of the async operation `id`, followed by `payload(id)`.
+///
+/// # Safety
+/// As for [`perfflow_async_begin`].
+unsafe fn async_end(
+    name: *const c_char,
+    scope: *const c_char,
+    id: u64,
+    payload: fn(u64) -> Payload,
+) {
     if id == 0 {
         buffer::reject_site();
         return;
     }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_async(name, scope) } {
-        Some(found) => buffer::record_exit_with(found.site(), Payload::AsyncId(id)),
+        Some(found) => buffer::record_exit_with(found.site(), payload(id)),
         None => buffer::reject_site(),
     }
 }

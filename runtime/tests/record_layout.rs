@@ -15,8 +15,8 @@ fn raw_record_is_sixteen_bytes() {
 }
 
 #[test]
-fn raw_record_format_version_is_three_since_the_unwound_payload() {
-    assert_eq!(FORMAT_VERSION, 3);
+fn raw_record_format_version_is_four_since_the_async_id_unwound_payload() {
+    assert_eq!(FORMAT_VERSION, 4);
 }
 
 #[test]
