@@ -20,8 +20,9 @@ as for C/C++.
 Plain functions, methods and each resumption of a generator are "B"/"E"
 spans on the calling thread; an ``async def`` coroutine is one async "b"/"e"
 pair from its first entry to its final return, across suspensions. A span
-left by an exception is still ended, after an instant event
-"<name> raised <ExceptionType>".
+left by an exception still ends, and its end says ``"outcome":"raised"``
+(cancellation of a coroutine included); StopIteration and GeneratorExit
+(a generator or coroutine closed early) end it as a return.
 """
 
 import os
@@ -76,10 +77,12 @@ def async_begin(name, scope=None):
     return _native.async_begin(name, scope)
 
 
-def async_end(name, id, scope=None):
+def async_end(name, id, scope=None, raised=False):
     """Ends the async operation ``id`` begun by :func:`async_begin` with the
-    same name and scope ("e" event). Id 0 is ignored."""
-    _native.async_end(name, id, scope)
+    same name and scope ("e" event). Id 0 is ignored. With ``raised=True``
+    the end says the operation was left by an exception
+    (``"outcome":"raised"``)."""
+    _native.async_end(name, id, scope, raised)
 
 
 def enabled():

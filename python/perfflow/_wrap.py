@@ -61,22 +61,30 @@ def _coroutine(func, name, category, pointcut, scope):
     """An ``async def`` function: "around" pointcuts make one async "b"/"e"
     pair (category: the scope, else the module) from the coroutine's first
     entry to its final return or exception, whatever it awaits in between;
-    "before"/"after" pointcuts an instant at first entry / at the end."""
+    "before"/"after" pointcuts an instant at first entry / at the end.
+
+    The "e" of a coroutine left by an exception says ``"outcome":"raised"``;
+    so does that of a cancelled one (asyncio.CancelledError), since whoever
+    awaits it gets that exception. A coroutine closed before it finished
+    (``close()``: GeneratorExit, which its closer does not see) ends as
+    one that returned."""
     async_category = scope or category
     if pointcut in ("around", "around_async"):
-        begin, end, raised = _native.async_begin, _native.async_end, _native.raised
+        begin, end = _native.async_begin, _native.async_end
 
         @functools.wraps(func)
         async def traced(*args, **kwargs):
             op = begin(name, async_category)
             try:
-                return await func(*args, **kwargs)
-            except BaseException as exc:
-                if op:
-                    raised(exc, name, async_category)
-                raise
-            finally:
+                result = await func(*args, **kwargs)
+            except GeneratorExit:
                 end(name, op, async_category)
+                raise
+            except BaseException:
+                end(name, op, async_category, True)
+                raise
+            end(name, op, async_category)
+            return result
 
         return traced
     mark = _native.traced(_noop, name, category, pointcut, scope, "NA", False)

@@ -35,7 +35,7 @@ use perfflow_runtime::site::{Flow, Pointcut, Site};
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
 mod runtime;
@@ -69,35 +69,17 @@ fn leak_site(pointcut: Pointcut, flow: Flow, name: &str, file: &str, scope: &str
     )))
 }
 
-/// Writes the instant event `"<name> raised <Type>"` (category `file`) that
-/// marks the end of a span left by an exception. Cold: runs only when an
-/// exception leaves a traced call, and shares one site per name and type.
-fn mark_raised(ty: &str, name: &str, file: &str) {
-    static SITES: OnceLock<Mutex<HashMap<(String, String), &'static Site>>> = OnceLock::new();
-    let label = format!("{name} raised {ty}");
-    let site = {
-        let mut sites = SITES
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        *sites
-            .entry((file.to_string(), label.clone()))
-            .or_insert_with(|| leak_site(Pointcut::Before, Flow::None, &label, file, ""))
-    };
-    api().site_enter(site);
-}
-
-/// The `__qualname__` of an exception type, for the `raised` instant.
-fn type_name(ty: Bound<'_, PyAny>) -> String {
-    ty.getattr("__qualname__")
-        .and_then(|q| q.extract::<String>())
-        .unwrap_or_else(|_| "exception".to_string())
-}
-
-/// True for the exceptions that end a generator or coroutine normally.
-fn is_normal_end(py: Python<'_>, err: &PyErr) -> bool {
-    err.is_instance_of::<pyo3::exceptions::PyStopIteration>(py)
-        || err.is_instance_of::<pyo3::exceptions::PyGeneratorExit>(py)
+/// True for the exceptions that do not make a span `raised`: StopIteration
+/// ends an iteration (a generator's last resumption, an iterator's
+/// `__next__`), GeneratorExit is a generator or coroutine being closed
+/// early, which its caller does not see as an exception.
+/// `ty` is the exception's type.
+fn is_normal_end(ty: &Bound<'_, PyAny>) -> bool {
+    use pyo3::exceptions::{PyGeneratorExit, PyStopIteration};
+    ty.downcast::<PyType>().is_ok_and(|ty| {
+        ty.is_subclass_of::<PyStopIteration>().unwrap_or(false)
+            || ty.is_subclass_of::<PyGeneratorExit>().unwrap_or(false)
+    })
 }
 
 /// What a decorated function is, decided once at decoration time.
@@ -117,23 +99,15 @@ enum Shape {
 struct Traced {
     func: PyObject,
     site: &'static Site,
-    name: String,
-    file: String,
     shape: Shape,
 }
 
 /// Runs `call` inside one span of `site`: enter before, exit after, also
-/// when it raises (then a `raised` instant is written just before the exit,
-/// and the exit marks the span's end `raised`).
-/// One relaxed load decides both ends, so a span is never left half open.
+/// when it raises (then the exit marks the span's end `raised`, unless
+/// [`is_normal_end`]). One relaxed load decides both ends, so a span is
+/// never left half open.
 #[inline]
-fn span<T>(
-    py: Python<'_>,
-    site: &'static Site,
-    name: &str,
-    file: &str,
-    call: impl FnOnce() -> PyResult<T>,
-) -> PyResult<T> {
+fn span<T>(py: Python<'_>, site: &'static Site, call: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     let api = api();
     if !api.enabled() {
         return call();
@@ -141,10 +115,7 @@ fn span<T>(
     api.site_enter(site);
     let result = call();
     match &result {
-        Err(err) if !is_normal_end(py, err) => {
-            mark_raised(&type_name(err.get_type_bound(py).into_any()), name, file);
-            api.site_exit_unwind(site);
-        }
+        Err(err) if !is_normal_end(err.get_type_bound(py).as_any()) => api.site_exit_unwind(site),
         _ => api.site_exit(site),
     }
     result
@@ -161,16 +132,12 @@ impl Traced {
     ) -> PyResult<PyObject> {
         let func = self.func.bind(py);
         match self.shape {
-            Shape::Call => span(py, self.site, &self.name, &self.file, || {
-                func.call(args, kwargs).map(Bound::unbind)
-            }),
+            Shape::Call => span(py, self.site, || func.call(args, kwargs).map(Bound::unbind)),
             Shape::Generator => {
                 let gen = func.call(args, kwargs)?.unbind();
                 let traced = TracedGenerator {
                     gen,
                     site: self.site,
-                    name: self.name.clone(),
-                    file: self.file.clone(),
                 };
                 Ok(Py::new(py, traced)?.into_any())
             }
@@ -248,8 +215,6 @@ impl Traced {
 struct TracedGenerator {
     gen: PyObject,
     site: &'static Site,
-    name: String,
-    file: String,
 }
 
 impl TracedGenerator {
@@ -260,7 +225,7 @@ impl TracedGenerator {
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<PyObject> {
         let gen = self.gen.bind(py);
-        span(py, self.site, &self.name, &self.file, || {
+        span(py, self.site, || {
             gen.call_method1(method, args.clone()).map(Bound::unbind)
         })
     }
@@ -305,8 +270,8 @@ impl TracedGenerator {
 #[allow(clippy::too_many_arguments)]
 fn traced(
     func: PyObject,
-    name: String,
-    file: String,
+    name: &str,
+    file: &str,
     pointcut: &str,
     scope: &str,
     flow: &str,
@@ -316,9 +281,7 @@ fn traced(
     let flow = Flow::parse(Some(flow.as_bytes()));
     Ok(Traced {
         func,
-        site: leak_site(pointcut, flow, &name, &file, scope),
-        name,
-        file,
+        site: leak_site(pointcut, flow, name, file, scope),
         shape: if generator {
             Shape::Generator
         } else {
@@ -348,7 +311,6 @@ fn parse_pointcut(text: &str) -> PyResult<Pointcut> {
 #[pyclass(module = "perfflow._native", frozen)]
 struct Region {
     name: CString,
-    label: String,
     /// The site of a region with a flow; regions without one use the
     /// runtime's region interface.
     site: Option<&'static Site>,
@@ -379,11 +341,7 @@ impl Region {
                 )))
             }
         };
-        Ok(Region {
-            name: c,
-            label: name.to_string(),
-            site,
-        })
+        Ok(Region { name: c, site })
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -406,19 +364,12 @@ impl Region {
     ) -> bool {
         let api = api();
         if api.enabled() {
-            let raised = ty.filter(|t| !t.is_none());
-            let left_by_exception = raised.is_some();
-            if let Some(ty) = raised {
-                mark_raised(
-                    &type_name(ty),
-                    &self.label,
-                    perfflow_runtime::site::REGION_FILE,
-                );
-            }
-            match self.site {
-                Some(site) if left_by_exception => api.site_exit_unwind(site),
-                Some(site) => api.site_exit(site),
-                None => api.region_end(self.name.as_ptr()),
+            let raised = ty.is_some_and(|t| !t.is_none() && !is_normal_end(&t));
+            match (self.site, raised) {
+                (Some(site), true) => api.site_exit_unwind(site),
+                (Some(site), false) => api.site_exit(site),
+                (None, true) => api.region_end_unwind(self.name.as_ptr()),
+                (None, false) => api.region_end(self.name.as_ptr()),
             }
         }
         false
@@ -443,16 +394,21 @@ fn async_begin(name: &str, scope: Option<&str>) -> PyResult<u64> {
     Ok(api.async_begin(name.as_ptr(), scope.as_ptr()))
 }
 
-/// Ends the async operation `id` (see `perfflow.async_end`).
+/// Ends the async operation `id` (see `perfflow.async_end`); with `raised`,
+/// its end says it was left by an exception.
 #[pyfunction]
-#[pyo3(signature = (name, id, scope = None))]
-fn async_end(name: &str, id: u64, scope: Option<&str>) -> PyResult<()> {
+#[pyo3(signature = (name, id, scope = None, raised = false))]
+fn async_end(name: &str, id: u64, scope: Option<&str>, raised: bool) -> PyResult<()> {
     if id == 0 {
         return Ok(());
     }
     let name = c_string(name, "a name")?;
     let scope = c_string(scope.unwrap_or(""), "a scope")?;
-    api().async_end(name.as_ptr(), scope.as_ptr(), id);
+    if raised {
+        api().async_end_unwind(name.as_ptr(), scope.as_ptr(), id);
+    } else {
+        api().async_end(name.as_ptr(), scope.as_ptr(), id);
+    }
     Ok(())
 }
 
@@ -635,15 +591,6 @@ fn async_event(
     Ok(())
 }
 
-/// Marks the end of a span left by an exception (used by the coroutine
-/// wrapper, written in Python).
-#[pyfunction]
-fn raised(err: Bound<'_, PyAny>, name: &str, category: &str) {
-    if api().enabled() {
-        mark_raised(&type_name(err.get_type().into_any()), name, category);
-    }
-}
-
 /// True while events are recorded: false with `log-enable=False`, or once
 /// the runtime found it could not write its trace.
 #[pyfunction]
@@ -694,7 +641,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(async_end, m)?)?;
     m.add_function(wrap_pyfunction!(sync_event, m)?)?;
     m.add_function(wrap_pyfunction!(async_event, m)?)?;
-    m.add_function(wrap_pyfunction!(raised, m)?)?;
     m.add_function(wrap_pyfunction!(enabled, m)?)?;
     m.add_function(wrap_pyfunction!(log_enable_option, m)?)?;
     m.add_function(wrap_pyfunction!(dropped_events, m)?)?;

@@ -43,8 +43,10 @@ pub struct Api {
     weave_after: WeaveFn,
     region_begin: RegionFn,
     region_end: RegionFn,
+    region_end_unwind: RegionFn,
     async_begin: AsyncBeginFn,
     async_end: AsyncEndFn,
+    async_end_unwind: AsyncEndFn,
     dropped: DroppedFn,
     finish: FinishFn,
     enabled: &'static AtomicBool,
@@ -127,6 +129,13 @@ impl Api {
         unsafe { (self.region_end)(name) }
     }
 
+    /// `perfflow_region_end_unwind`: the end of a region left by an
+    /// exception, whose slice the trace marks `raised`.
+    pub fn region_end_unwind(&self, name: *const c_char) {
+        // SAFETY: see above.
+        unsafe { (self.region_end_unwind)(name) }
+    }
+
     pub fn async_begin(&self, name: *const c_char, scope: *const c_char) -> u64 {
         // SAFETY: see above.
         unsafe { (self.async_begin)(name, scope) }
@@ -135,6 +144,13 @@ impl Api {
     pub fn async_end(&self, name: *const c_char, scope: *const c_char, id: u64) {
         // SAFETY: see above.
         unsafe { (self.async_end)(name, scope, id) }
+    }
+
+    /// `perfflow_async_end_unwind`: the end of an operation left by an
+    /// exception, whose `e` the trace marks `raised`.
+    pub fn async_end_unwind(&self, name: *const c_char, scope: *const c_char, id: u64) {
+        // SAFETY: see above.
+        unsafe { (self.async_end_unwind)(name, scope, id) }
     }
 
     pub fn dropped_events(&self) -> u64 {
@@ -262,10 +278,16 @@ pub fn init() -> Result<(), String> {
                 c"perfflow_region_begin",
             )?),
             region_end: std::mem::transmute::<*mut c_void, RegionFn>(f(c"perfflow_region_end")?),
+            region_end_unwind: std::mem::transmute::<*mut c_void, RegionFn>(f(
+                c"perfflow_region_end_unwind",
+            )?),
             async_begin: std::mem::transmute::<*mut c_void, AsyncBeginFn>(f(
                 c"perfflow_async_begin",
             )?),
             async_end: std::mem::transmute::<*mut c_void, AsyncEndFn>(f(c"perfflow_async_end")?),
+            async_end_unwind: std::mem::transmute::<*mut c_void, AsyncEndFn>(f(
+                c"perfflow_async_end_unwind",
+            )?),
             dropped: std::mem::transmute::<*mut c_void, DroppedFn>(f(c"perfflow_dropped_events")?),
             finish: std::mem::transmute::<*mut c_void, FinishFn>(f(c"perfflow_finish")?),
             enabled: &*(f(c"perfflow_enabled")? as *const AtomicBool),

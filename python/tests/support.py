@@ -177,3 +177,45 @@ def async_pairs(events, name):
     for i in begins:
         assert ends[i]["ts"] >= begins[i]["ts"] and ends[i]["cat"] == begins[i]["cat"]
     return {i: (begins[i], ends[i]) for i in begins}
+
+
+def read_pftrace(path):
+    """The events of a .pftrace, decoded by Perfetto's own generated classes
+    (runtime/tests/support/pftrace_events.py), in the shape of the JSON
+    events, after checking the file with perfflow-trace."""
+    checked = subprocess.run(
+        [str(trace_tool()), "check", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, "perfflow-trace check {}:\n{}{}".format(
+        path, checked.stdout, checked.stderr
+    )
+    script = REPO / "runtime" / "tests" / "support" / "pftrace_events.py"
+    decoded = subprocess.run(
+        [sys.executable, str(script), str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert decoded.returncode == 0, "pftrace_events {}:\n{}".format(path, decoded.stderr)
+    return json.loads(decoded.stdout)["events"]
+
+
+def trace_sql(database, query):
+    """Rows of ``perfflow-trace sql DATABASE QUERY --json``."""
+    done = subprocess.run(
+        [str(trace_tool()), "sql", str(database), query, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, "perfflow-trace sql {}:\n{}".format(query, done.stderr)
+    return json.loads(done.stdout)
+
+
+def import_db(trace, database):
+    """Imports ``trace`` into ``database`` with ``perfflow-trace db``."""
+    done = subprocess.run(
+        [str(trace_tool()), "db", "-o", str(database), str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, "perfflow-trace db {}:\n{}{}".format(trace, done.stdout, done.stderr)
+    return database
