@@ -61,7 +61,8 @@ def trace(func=None, *, name=None, scope="", pointcut="around"):
 
 def region(name, scope=None, flow=None):
     """Context manager: ``with perfflow.region("name"):`` records the block
-    as a span of category "region" on the calling thread.
+    as a span of category "region" on the calling thread; a block left by
+    an exception (not GeneratorExit or StopIteration) ends ``raised``.
 
     With ``flow`` ("in", "out", "inout", "outin", as in the C annotation),
     flows of ``scope`` arrive at the span or leave it: a driver that starts
