@@ -226,14 +226,15 @@ pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
 
 /// Summarises traces one event at a time, as [`summarize`] does.
 ///
-/// Memory is bounded by what is open, not by the length of the traces: the
-/// statistics of each distinct name, the threads, the `B`s not yet closed
-/// and the `b`s and `e`s not yet paired, and the spans of a thread that a
-/// span yet to be read could still contain or be contained in. On a thread
-/// with only `B`/`E` events that is one span per open `B`; `X` events are
-/// kept until the span that contains them has been read (a thread whose
-/// `X` events come in order of their start keeps only the spans around
-/// the latest one).
+/// Memory holds the statistics of each distinct name, the threads, the
+/// `B`s not yet closed and the `b`s and `e`s not yet paired, and the spans
+/// of a thread that a span yet to be read could still contain or be
+/// contained in. An `X` event is written at its end, after the spans it
+/// encloses, so a span is kept until a span that contains it has been
+/// read: on a thread with only `B`/`E` events, the spans directly inside
+/// the open `B`s (merged into runs of 16 bytes a span) and the latest
+/// one; `X` events are kept as spans (a thread whose `X` events come in
+/// order of their start keeps only the spans around the latest one).
 #[derive(Debug, Default)]
 pub struct Summarizer {
     result: Summary,
@@ -454,12 +455,60 @@ struct Node {
     name: Option<usize>,
     /// Its direct children, by start.
     children: Vec<Node>,
+    /// For a merged run of sibling spans: the start and duration of each,
+    /// in order, so that an `X` read later that starts among them takes
+    /// exactly those after its start (16 bytes a span). Empty for a span.
+    marks: Vec<(i64, i64)>,
 }
 
 impl Node {
     /// The time of this node inside a parent that ends at `end`.
     fn weight_before(&self, end: i64) -> i64 {
         self.weight.min(end - self.start).max(0)
+    }
+
+    fn is_run(&self) -> bool {
+        !self.marks.is_empty()
+    }
+
+    /// Appends the sibling `next` (which starts after this node ends) to
+    /// this node, which becomes a run.
+    fn merge(&mut self, next: Node) {
+        if !self.is_run() {
+            self.marks.push((self.start, self.weight));
+            self.name = None;
+            self.children = Vec::new();
+        }
+        if next.is_run() {
+            self.marks.extend(next.marks);
+        } else {
+            self.marks.push((next.start, next.weight));
+        }
+        self.end = self.end.max(next.end);
+        self.weight = self.weight.saturating_add(next.weight);
+    }
+
+    /// Splits a run at `at`: the spans that start at or after it leave
+    /// this run as a run (or span) of their own, returned.
+    fn split_off(&mut self, at: i64) -> Option<Node> {
+        let first = self.marks.partition_point(|&(start, _)| start < at);
+        if first == 0 || first == self.marks.len() {
+            return None;
+        }
+        let marks = self.marks.split_off(first);
+        let weight: i64 = marks.iter().map(|&(_, w)| w).sum();
+        let tail = Node {
+            start: marks[0].0,
+            end: self.end,
+            weight,
+            name: None,
+            children: Vec::new(),
+            marks,
+        };
+        self.weight -= weight;
+        // What starts before `at` ends by then, nested properly.
+        self.end = self.end.min(at);
+        Some(tail)
     }
 }
 
@@ -473,10 +522,11 @@ impl Node {
 /// theirs. What can no longer change is dropped, once the order is known
 /// (spans that are all siblings come in both orders): spans that end
 /// before the start of the latest span when spans come in order of their
-/// start and no `B` is open; the children of a span when spans come in
-/// order of their end; and on a thread without `X` events, whose `B`/`E`
-/// spans come in order of their end, everything before the outermost open
-/// `B`, while what lies between two open `B`s is merged into one node.
+/// start and no `B` is open; and the children of a span when spans come
+/// in order of their end. On a thread without `X` events so far, whose
+/// `B`/`E` spans come in order of their end, the siblings before the
+/// outermost open `B` and between two open `B`s are merged into runs that
+/// keep only each span's start and duration.
 #[derive(Debug)]
 struct Nesting {
     roots: Vec<Node>,
@@ -536,10 +586,12 @@ impl Nesting {
             // A kept span with the same start and end contains this one
             // when it was read first, except when this one is a B/E pair:
             // on a thread B/E pairs close in stack order, so the one that
-            // closed first, kept, is the inner one.
+            // closed first, kept, is the inner one. A merged run is
+            // siblings, not a span, and contains nothing.
             let contains = candidate > 0 && {
                 let node = &level[candidate - 1];
-                start < node.end
+                !node.is_run()
+                    && start < node.end
                     && (node.start < start || end < node.end || (end == node.end && complete))
             };
             if !contains {
@@ -550,8 +602,15 @@ impl Nesting {
             level = &mut node.children;
         }
 
-        // 2. Take the kept spans this one contains as its children.
+        // 2. Take the kept spans this one contains as its children; of a
+        // run that it starts inside, those after its start.
         let first = level.partition_point(|node| node.start < start);
+        if let Some(tail) = first
+            .checked_sub(1)
+            .and_then(|before| level[before].split_off(start))
+        {
+            level.insert(first, tail);
+        }
         let first = first
             + level[first..]
                 .iter()
@@ -585,33 +644,33 @@ impl Nesting {
             name: Some(name),
             // In order of their end, nothing read later fits inside.
             children: if by_end { Vec::new() } else { children },
+            marks: Vec::new(),
         };
         level.insert(first, node);
 
-        // 4. B/E only, in order: the spans read later are those of the
-        // open Bs (and Bs not yet read, which start after everything kept).
-        // So what starts before the outermost open B is done, and what
-        // starts between two open Bs only ever counts as a whole.
+        // 4. B/E only so far, in order: a B/E span read later is one of an
+        // open B (or of a B not yet read, which starts after everything
+        // kept), so the siblings that start between two open Bs (or before
+        // the outermost one) only ever count for it as a whole. An `X` read
+        // later may still start among them (an `X` is written at its end,
+        // after the spans it encloses), so they merge into a run that keeps
+        // each one's start and duration, not into one span. The latest
+        // span stays whole: an `X` with its start and end is inside it.
         if parent.is_none() && self.by_end && !self.has_complete {
             let starts =
                 |node: &Node| open.partition_point(|b| b.ts_ns.is_none_or(|ts| ts <= node.start));
-            let done = self
-                .roots
-                .iter()
-                .take_while(|node| starts(node) == 0)
-                .count();
-            self.roots.drain(..done);
+            let mut latest = None;
+            if self.roots.len() > 1 {
+                latest = self.roots.pop();
+            }
             while let [.., before, last] = self.roots.as_slice() {
                 if starts(before) != starts(last) {
                     break;
                 }
                 let last = self.roots.pop().expect("two kept spans");
-                let before = self.roots.last_mut().expect("one kept span");
-                before.end = before.end.max(last.end);
-                before.weight = before.weight.saturating_add(last.weight);
-                before.name = None;
-                before.children = Vec::new();
+                self.roots.last_mut().expect("one kept span").merge(last);
             }
+            self.roots.extend(latest);
         }
     }
 }
@@ -945,7 +1004,7 @@ mod tests {
                 )
             };
             let mut lines: Vec<String> = Vec::new();
-            match round % 3 {
+            match round % 4 {
                 // B/E in time order.
                 0 => {
                     let mut edges: Vec<(i64, bool, &str)> = Vec::new();
@@ -964,6 +1023,27 @@ mod tests {
                 }
                 // X in the order they end, as a runtime writes them.
                 1 => lines.extend(spans.iter().map(x)),
+                // Some B/E, some X, each written when it happens: an X
+                // after the spans it encloses.
+                3 => {
+                    let mut written: Vec<((i64, usize), String)> = Vec::new();
+                    for (at, (start, end, name)) in spans.iter().enumerate() {
+                        if (start ^ end) % 3 == 0 {
+                            written.push(((*end, at), x(&spans[at])));
+                            continue;
+                        }
+                        for (ts, ph) in [(start, "B"), (end, "E")] {
+                            written.push((
+                                (*ts, at),
+                                format!(
+                                    r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{ts}}}"#
+                                ),
+                            ));
+                        }
+                    }
+                    written.sort();
+                    lines.extend(written.into_iter().map(|(_, line)| line));
+                }
                 // X in the order they start.
                 _ => {
                     let mut sorted = spans.clone();
