@@ -232,7 +232,7 @@ pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
 /// contained in. An `X` event is written at its end, after the spans it
 /// encloses, so a span is kept until a span that contains it has been
 /// read: on a thread with only `B`/`E` events, the spans directly inside
-/// the open `B`s (merged into runs of 16 bytes a span) and the latest
+/// the open `B`s (merged into runs of 8 bytes a span) and the latest
 /// one; `X` events are kept as spans (a thread whose `X` events come in
 /// order of their start keeps only the spans around the latest one).
 #[derive(Debug, Default)]
@@ -455,10 +455,12 @@ struct Node {
     name: Option<usize>,
     /// Its direct children, by start.
     children: Vec<Node>,
-    /// For a merged run of sibling spans: the start and duration of each,
-    /// in order, so that an `X` read later that starts among them takes
-    /// exactly those after its start (16 bytes a span). Empty for a span.
-    marks: Vec<(i64, i64)>,
+    /// For a merged run of sibling spans: the start of each (from the
+    /// run's `start`) and its duration, in order, so that an `X` read
+    /// later that starts among them takes exactly those after its start
+    /// (8 bytes a span; a span that does not fit is not merged). Empty for
+    /// a span.
+    marks: Vec<(u32, u32)>,
 }
 
 impl Node {
@@ -471,34 +473,55 @@ impl Node {
         !self.marks.is_empty()
     }
 
-    /// Appends the sibling `next` (which starts after this node ends) to
-    /// this node, which becomes a run.
+    /// Whether the sibling `next` (which starts after this node ends) can
+    /// join this node's run: every start from this node's start, and
+    /// every duration, fits in 32 bits.
+    fn can_take(&self, next: &Node) -> bool {
+        let fits = |value: i64| u32::try_from(value).is_ok();
+        let own = self.is_run() || fits(self.weight);
+        let theirs = next.is_run() || fits(next.weight);
+        own && theirs && fits(next.end - self.start)
+    }
+
+    /// Appends the sibling `next` to this node, which becomes a run; see
+    /// [`Node::can_take`].
     fn merge(&mut self, next: Node) {
+        let offset = |start: i64| (start - self.start) as u32;
         if !self.is_run() {
-            self.marks.push((self.start, self.weight));
+            self.marks.push((0, self.weight as u32));
             self.name = None;
             self.children = Vec::new();
         }
+        let shift = offset(next.start);
         if next.is_run() {
-            self.marks.extend(next.marks);
+            let rebased = next.marks.iter().map(|&(at, w)| (at + shift, w));
+            self.marks.extend(rebased);
         } else {
-            self.marks.push((next.start, next.weight));
+            self.marks.push((shift, next.weight as u32));
         }
         self.end = self.end.max(next.end);
         self.weight = self.weight.saturating_add(next.weight);
     }
 
     /// Splits a run at `at`: the spans that start at or after it leave
-    /// this run as a run (or span) of their own, returned.
+    /// this run as a run of their own, returned.
     fn split_off(&mut self, at: i64) -> Option<Node> {
-        let first = self.marks.partition_point(|&(start, _)| start < at);
+        let from_start = at.saturating_sub(self.start);
+        let first = self
+            .marks
+            .partition_point(|&(start, _)| i64::from(start) < from_start);
         if first == 0 || first == self.marks.len() {
             return None;
         }
-        let marks = self.marks.split_off(first);
-        let weight: i64 = marks.iter().map(|&(_, w)| w).sum();
+        let mut marks = self.marks.split_off(first);
+        let base = marks[0].0;
+        let mut weight = 0i64;
+        for (start, w) in &mut marks {
+            *start -= base;
+            weight += i64::from(*w);
+        }
         let tail = Node {
-            start: marks[0].0,
+            start: self.start + i64::from(base),
             end: self.end,
             weight,
             name: None,
@@ -664,7 +687,7 @@ impl Nesting {
                 latest = self.roots.pop();
             }
             while let [.., before, last] = self.roots.as_slice() {
-                if starts(before) != starts(last) {
+                if starts(before) != starts(last) || !before.can_take(last) {
                     break;
                 }
                 let last = self.roots.pop().expect("two kept spans");
@@ -1064,6 +1087,52 @@ mod tests {
                 .collect();
             assert_eq!(found, expected, "round {round}:\n{text}");
         }
+    }
+
+    #[test]
+    fn an_x_among_spans_seconds_apart_takes_those_after_its_start() {
+        // Starts more than 2^32 ns apart, and a span longer than that:
+        // runs of them are split rather than merged.
+        let spans: Vec<(i64, i64, String)> = [
+            (0, 20_000_000, "main"),
+            (1, 2, "a"),
+            (5_000_000, 5_000_001, "b"),
+            (10_000_000, 10_000_002, "c"),
+            (4_000_000, 10_500_000, "phase"),
+            (11_000_000, 16_000_000, "d"),
+            (10_900_000, 17_000_000, "late"),
+        ]
+        .iter()
+        .map(|&(start, end, name)| (start, end, name.to_string()))
+        .collect();
+        let line = |name: &str, ph: &str, ts: i64| {
+            format!(r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{ts}}}"#)
+        };
+        let mut lines = vec![line("main", "B", 0)];
+        for (start, end, name) in &spans[1..] {
+            if name == "phase" || name == "late" {
+                lines.push(format!(
+                    r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}"#,
+                    end - start
+                ));
+            } else {
+                lines.push(line(name, "B", *start));
+                lines.push(line(name, "E", *end));
+            }
+        }
+        lines.push(line("main", "E", 20_000_000));
+        let summary = summarise(&format!("[\n{}\n]", lines.join(",\n")));
+        let found: BTreeMap<String, i64> = summary
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.self_ns))
+            .collect();
+        let expected: BTreeMap<String, i64> = reference_self_times(&spans)
+            .into_iter()
+            .map(|(name, micros)| (name, micros * 1000))
+            .collect();
+        assert_eq!(found, expected);
+        assert_eq!(found["phase"], 6_499_997_000);
     }
 
     #[test]
