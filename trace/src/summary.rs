@@ -989,6 +989,26 @@ mod tests {
         by_name
     }
 
+    /// Self time per name, in ns, as summary finds it in the trace of
+    /// `lines` and as [`reference_self_times`] finds it in `spans` (times
+    /// in microseconds).
+    fn self_times_and_reference(
+        lines: &[String],
+        spans: &[(i64, i64, String)],
+    ) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
+        let summary = summarise(&format!("[\n{}\n]", lines.join(",\n")));
+        let found = summary
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.self_ns))
+            .collect();
+        let expected = reference_self_times(spans)
+            .into_iter()
+            .map(|(name, micros)| (name, micros * 1000))
+            .collect();
+        (found, expected)
+    }
+
     /// A pseudo-random tree of calls on one thread: `(start, end, name)`
     /// of each, in the order they end.
     fn calls(seed: &mut u64, count: usize) -> Vec<(i64, i64, String)> {
@@ -1074,18 +1094,8 @@ mod tests {
                     lines.extend(sorted.iter().map(x));
                 }
             }
-            let text = format!("[\n{}\n]", lines.join(",\n"));
-            let summary = summarise(&text);
-            let found: BTreeMap<String, i64> = summary
-                .functions
-                .iter()
-                .map(|f| (f.name.clone(), f.self_ns))
-                .collect();
-            let expected: BTreeMap<String, i64> = reference_self_times(&spans)
-                .into_iter()
-                .map(|(name, micros)| (name, micros * 1000))
-                .collect();
-            assert_eq!(found, expected, "round {round}:\n{text}");
+            let (found, expected) = self_times_and_reference(&lines, &spans);
+            assert_eq!(found, expected, "round {round}:\n{}", lines.join("\n"));
         }
     }
 
@@ -1121,16 +1131,7 @@ mod tests {
             }
         }
         lines.push(line("main", "E", 20_000_000));
-        let summary = summarise(&format!("[\n{}\n]", lines.join(",\n")));
-        let found: BTreeMap<String, i64> = summary
-            .functions
-            .iter()
-            .map(|f| (f.name.clone(), f.self_ns))
-            .collect();
-        let expected: BTreeMap<String, i64> = reference_self_times(&spans)
-            .into_iter()
-            .map(|(name, micros)| (name, micros * 1000))
-            .collect();
+        let (found, expected) = self_times_and_reference(&lines, &spans);
         assert_eq!(found, expected);
         assert_eq!(found["phase"], 6_499_997_000);
     }
