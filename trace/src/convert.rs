@@ -13,7 +13,18 @@
 //!   ids, other metadata as `chrome_events.metadata` JSON values. Packets
 //!   are encoded by `prost` from the message types the reader decodes.
 //!
-//! Memory holds the tracks described so far, not the file.
+//! A `.pftrace` closes a slice on its track, in the order of the packets;
+//! a JSON array need not be in time order. `b`/`e` events pair as
+//! [`crate::spans`] pairs them (by pid, category, id and name, and by
+//! time, whatever their order in the file), and each pair gets an async
+//! track of its own, written as its begin and then its end. An `e` read
+//! before its `b` (a span ended on another thread, or files merged) waits
+//! for it. An input that no `.pftrace` can hold (an `E` with nothing open
+//! on its thread, an `e` that no `b` pairs with) is an error that names
+//! the event.
+//!
+//! Memory holds the tracks described so far and the async events not yet
+//! paired, not the file.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -50,6 +61,16 @@ pub enum ConvertError {
         /// The file named as both.
         path: PathBuf,
     },
+    /// An event of the input that a Perfetto trace cannot hold; the
+    /// output is removed.
+    Unrepresentable {
+        /// The input file.
+        path: PathBuf,
+        /// The 1-based line (packet, for a `.pftrace`) of the event.
+        line: usize,
+        /// The event and why.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for ConvertError {
@@ -62,6 +83,11 @@ impl std::fmt::Display for ConvertError {
             ConvertError::OutputIsInput { path } => write!(
                 f,
                 "{}: the output is the input; name another file",
+                path.display()
+            ),
+            ConvertError::Unrepresentable { path, line, detail } => write!(
+                f,
+                "{}:{line}: {detail}; a Perfetto trace cannot hold it",
                 path.display()
             ),
         }
@@ -106,17 +132,24 @@ pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
     let to_perfetto = is_pftrace_name(output);
     let mut events = 0u64;
     let mut failed: Option<io::Error> = None;
+    let mut unfit: Option<Unfit> = None;
     let info = if to_perfetto {
         let mut enc = PerfettoEncoder::default();
         enc.start(&mut out).map_err(write_error)?;
-        stream_trace_text(input, |event, _| {
+        let info = stream_trace_text(input, |event, _| {
             events += 1;
-            if failed.is_none() {
-                if let Err(e) = enc.event(&event, &mut out) {
-                    failed = Some(e);
+            if failed.is_none() && unfit.is_none() {
+                match enc.event(&event, &mut out) {
+                    Ok(()) => {}
+                    Err(Encode::Io(e)) => failed = Some(e),
+                    Err(Encode::Unfit(e)) => unfit = Some(e),
                 }
             }
-        })
+        });
+        if info.is_ok() && unfit.is_none() {
+            unfit = enc.unpaired_end();
+        }
+        info
     } else {
         out.write_all(b"[\n").map_err(write_error)?;
         let mut first = true;
@@ -140,6 +173,15 @@ pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
     let info = info.map_err(ConvertError::Read)?;
     if let Some(e) = failed {
         return Err(write_error(e));
+    }
+    if let Some(Unfit { line, detail }) = unfit {
+        drop(out);
+        let _ = std::fs::remove_file(output);
+        return Err(ConvertError::Unrepresentable {
+            path: input.to_path_buf(),
+            line,
+            detail,
+        });
     }
     if !to_perfetto {
         out.write_all(b"\n]\n").map_err(write_error)?;
@@ -175,6 +217,44 @@ impl Hasher for FnvHasher {
     }
 }
 
+/// An input event that a Perfetto trace cannot hold.
+struct Unfit {
+    line: usize,
+    detail: String,
+}
+
+/// Why an event was not written.
+enum Encode {
+    Io(io::Error),
+    Unfit(Unfit),
+}
+
+impl From<io::Error> for Encode {
+    fn from(e: io::Error) -> Encode {
+        Encode::Io(e)
+    }
+}
+
+/// What `b` and `e` events pair by: pid, category, id and name.
+type AsyncKey = (i64, Option<String>, Option<String>, Option<String>);
+
+/// A `b` written whose `e` is not read yet: its track and time, and its
+/// position in the file (the later of two begins at one time is the
+/// inner one).
+struct OpenAsync {
+    track: u64,
+    ts: i64,
+    index: u64,
+}
+
+/// An `e` read before any `b` it could close: what its slice end needs.
+struct WaitingEnd {
+    ts: i64,
+    index: u64,
+    line: usize,
+    event: TrackEvent,
+}
+
 /// Writes events as packets of one sequence.
 #[derive(Default)]
 struct PerfettoEncoder {
@@ -182,6 +262,15 @@ struct PerfettoEncoder {
     described: HashSet<u64>,
     /// Counter value tracks by (pid, counter, key).
     counters: HashMap<(i64, String, String), u64>,
+    /// Slices open on each thread track (`B`s not yet ended).
+    open_on_thread: HashMap<u64, u64>,
+    /// Per async key, the begins written and not yet ended, and the ends
+    /// waiting for their begin.
+    open_async: HashMap<AsyncKey, Vec<OpenAsync>>,
+    waiting: HashMap<AsyncKey, Vec<WaitingEnd>>,
+    /// Events handed over so far, and async slices begun.
+    index: u64,
+    async_slices: u64,
     buf: Vec<u8>,
 }
 
@@ -319,7 +408,8 @@ impl PerfettoEncoder {
         )
     }
 
-    fn event(&mut self, e: &Event, out: &mut impl Write) -> io::Result<()> {
+    fn event(&mut self, e: &Event, out: &mut impl Write) -> Result<(), Encode> {
+        self.index += 1;
         let pid = e.pid.unwrap_or(0);
         let tid = e.tid.unwrap_or(pid);
         let Some(ph) = &e.ph else { return Ok(()) };
@@ -344,41 +434,116 @@ impl PerfettoEncoder {
         };
         let Some(ts) = e.ts_ns else {
             if *ph == Phase::Metadata {
-                return self.metadata(e, pid, tid, out);
+                return Ok(self.metadata(e, pid, tid, out)?);
             }
             return Ok(()); // an event without a time has no place on a track
         };
         match ph {
-            Phase::Metadata => self.metadata(e, pid, tid, out),
+            Phase::Metadata => Ok(self.metadata(e, pid, tid, out)?),
             Phase::Begin | Phase::End | Phase::Instant | Phase::Complete => {
                 let track = self.thread_track(pid, tid, None, out)?;
                 match ph {
-                    Phase::Begin => self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out),
-                    Phase::End => self.track_event(ts, ending(track), out),
-                    Phase::Instant => self.track_event(ts, named(TYPE_INSTANT, track), out),
+                    Phase::Begin => {
+                        *self.open_on_thread.entry(track).or_default() += 1;
+                        Ok(self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?)
+                    }
+                    Phase::End => {
+                        match self.open_on_thread.get_mut(&track) {
+                            Some(open) if *open > 0 => *open -= 1,
+                            _ => {
+                                return Err(Encode::Unfit(Unfit {
+                                    line: e.line,
+                                    detail: format!(
+                                        "{} ends a slice on thread {tid} of process {pid}, \
+                                         where none is open",
+                                        e.label()
+                                    ),
+                                }))
+                            }
+                        }
+                        Ok(self.track_event(ts, ending(track), out)?)
+                    }
+                    Phase::Instant => Ok(self.track_event(ts, named(TYPE_INSTANT, track), out)?),
                     _ => {
                         self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
                         let end = ts.saturating_add(e.dur_ns.unwrap_or(0).max(0));
-                        self.track_event(end, ending(track), out)
+                        Ok(self.track_event(end, ending(track), out)?)
                     }
                 }
             }
-            Phase::AsyncBegin | Phase::AsyncEnd | Phase::AsyncInstant => {
-                let parent = self.process_track(pid, out)?;
-                let uuid = uuid_of(("async", pid, &e.cat, &e.id, &e.name));
-                let td = TrackDescriptor {
-                    uuid: Some(uuid),
-                    parent_uuid: Some(parent),
-                    name: e.name.clone(),
-                    ..Default::default()
-                };
-                self.describe(td, out)?;
-                let te = match ph {
-                    Phase::AsyncBegin => named(TYPE_SLICE_BEGIN, uuid),
-                    Phase::AsyncEnd => ending(uuid),
-                    _ => named(TYPE_INSTANT, uuid),
-                };
-                self.track_event(ts, te, out)
+            Phase::AsyncBegin => {
+                let key: AsyncKey = (pid, e.cat.clone(), e.id.clone(), e.name.clone());
+                self.async_slices += 1;
+                let track = uuid_of(("async", &key, self.async_slices));
+                self.async_track(pid, track, e, out)?;
+                self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
+                // The earliest waiting end at or after this begin closes it.
+                let waiting = self.waiting.get_mut(&key);
+                let end = waiting.as_ref().and_then(|ends| {
+                    ends.iter()
+                        .enumerate()
+                        .filter(|(_, end)| end.ts >= ts)
+                        .min_by_key(|(_, end)| (end.ts, end.index))
+                        .map(|(at, _)| at)
+                });
+                match (waiting, end) {
+                    (Some(ends), Some(at)) => {
+                        let end = ends.remove(at);
+                        if ends.is_empty() {
+                            self.waiting.remove(&key);
+                        }
+                        let event = TrackEvent {
+                            track_uuid: Some(track),
+                            ..end.event
+                        };
+                        self.track_event(end.ts, event, out)?;
+                    }
+                    _ => self.open_async.entry(key).or_default().push(OpenAsync {
+                        track,
+                        ts,
+                        index: self.index,
+                    }),
+                }
+                Ok(())
+            }
+            Phase::AsyncEnd => {
+                let key: AsyncKey = (pid, e.cat.clone(), e.id.clone(), e.name.clone());
+                // The latest begin at or before this end (the innermost of
+                // nested spans with one id) is the one it closes.
+                let open = self.open_async.get_mut(&key);
+                let begin = open.as_ref().and_then(|begins| {
+                    begins
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, begin)| begin.ts <= ts)
+                        .max_by_key(|(_, begin)| (begin.ts, begin.index))
+                        .map(|(at, _)| at)
+                });
+                match (open, begin) {
+                    (Some(begins), Some(at)) => {
+                        let begin = begins.remove(at);
+                        if begins.is_empty() {
+                            self.open_async.remove(&key);
+                        }
+                        self.async_track(pid, begin.track, e, out)?;
+                        Ok(self.track_event(ts, ending(begin.track), out)?)
+                    }
+                    _ => {
+                        let end = WaitingEnd {
+                            ts,
+                            index: self.index,
+                            line: e.line,
+                            event: ending(0),
+                        };
+                        self.waiting.entry(key).or_default().push(end);
+                        Ok(())
+                    }
+                }
+            }
+            Phase::AsyncInstant => {
+                let track = uuid_of(("async", pid, &e.cat, &e.id, &e.name));
+                self.async_track(pid, track, e, out)?;
+                Ok(self.track_event(ts, named(TYPE_INSTANT, track), out)?)
             }
             Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd => {
                 let track = self.thread_track(pid, tid, None, out)?;
@@ -390,7 +555,7 @@ impl PerfettoEncoder {
                 } else {
                     te.flow_ids = vec![id];
                 }
-                self.track_event(ts, te, out)
+                Ok(self.track_event(ts, te, out)?)
             }
             Phase::Counter => {
                 let Value::Object(args) = &e.args else {
@@ -413,10 +578,48 @@ impl PerfettoEncoder {
                     extra_double_counter_values: rest.iter().map(|(_, v)| *v).collect(),
                     ..Default::default()
                 };
-                self.track_event(ts, te, out)
+                Ok(self.track_event(ts, te, out)?)
             }
             Phase::Other(_) => Ok(()),
         }
+    }
+
+    /// Describes the async track `track` of process `pid`, named after
+    /// `e`: before each of its events, as the reader forgets an async track
+    /// once its slice has ended.
+    fn async_track(
+        &mut self,
+        pid: i64,
+        track: u64,
+        e: &Event,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let parent = self.process_track(pid, out)?;
+        let td = TrackDescriptor {
+            uuid: Some(track),
+            parent_uuid: Some(parent),
+            name: e.name.clone(),
+            ..Default::default()
+        };
+        self.describe(td, out)
+    }
+
+    /// The first `e` (in file order) that no `b` paired with, once the
+    /// input is read.
+    fn unpaired_end(&self) -> Option<Unfit> {
+        let end = self
+            .waiting
+            .values()
+            .flatten()
+            .min_by_key(|end| end.index)?;
+        let name = end.event.name.as_deref().unwrap_or("(unnamed)");
+        Some(Unfit {
+            line: end.line,
+            detail: format!(
+                "e \"{name}\" ends an async span that no b of its pid, category, id and \
+                 name begins at or before its time"
+            ),
+        })
     }
 
     fn metadata(&mut self, e: &Event, pid: i64, tid: i64, out: &mut impl Write) -> io::Result<()> {

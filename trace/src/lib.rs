@@ -104,7 +104,8 @@ pub use check::{check, check_with, CheckOptions, Checker, Problem, ProblemKind};
 pub use compare::{compare, Change, CompareOptions, Comparison, FunctionChange, Slowdown, Verdict};
 pub use convert::{convert, is_pftrace_name, ConvertError, Converted};
 pub use critical_path::{
-    critical_path, track_events, write_track, CriticalPath, NameOnPath, Place, Step, StepKind,
+    critical_path, track_events, write_track, CompactPath, CriticalPath, NameOnPath, Place, Step,
+    StepKind,
 };
 pub use db::{default_run_name, import, input_files, query, DbError, Format, Imported, CANNED};
 pub use error::TraceError;

@@ -226,14 +226,15 @@ pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
 
 /// Summarises traces one event at a time, as [`summarize`] does.
 ///
-/// Memory is bounded by what is open, not by the length of the traces: the
-/// statistics of each distinct name, the threads, the `B`s not yet closed
-/// and the `b`s and `e`s not yet paired, and the spans of a thread that a
-/// span yet to be read could still contain or be contained in. On a thread
-/// with only `B`/`E` events that is one span per open `B`; `X` events are
-/// kept until the span that contains them has been read (a thread whose
-/// `X` events come in order of their start keeps only the spans around
-/// the latest one).
+/// Memory holds the statistics of each distinct name, the threads, the
+/// `B`s not yet closed and the `b`s and `e`s not yet paired, and the spans
+/// of a thread that a span yet to be read could still contain or be
+/// contained in. An `X` event is written at its end, after the spans it
+/// encloses, so a span is kept until a span that contains it has been
+/// read: on a thread with only `B`/`E` events, the spans directly inside
+/// the open `B`s (merged into runs of 8 bytes a span) and the latest
+/// one; `X` events are kept as spans (a thread whose `X` events come in
+/// order of their start keeps only the spans around the latest one).
 #[derive(Debug, Default)]
 pub struct Summarizer {
     result: Summary,
@@ -454,12 +455,83 @@ struct Node {
     name: Option<usize>,
     /// Its direct children, by start.
     children: Vec<Node>,
+    /// For a merged run of sibling spans: the start of each (from the
+    /// run's `start`) and its duration, in order, so that an `X` read
+    /// later that starts among them takes exactly those after its start
+    /// (8 bytes a span; a span that does not fit is not merged). Empty for
+    /// a span.
+    marks: Vec<(u32, u32)>,
 }
 
 impl Node {
     /// The time of this node inside a parent that ends at `end`.
     fn weight_before(&self, end: i64) -> i64 {
         self.weight.min(end - self.start).max(0)
+    }
+
+    fn is_run(&self) -> bool {
+        !self.marks.is_empty()
+    }
+
+    /// Whether the sibling `next` (which starts after this node ends) can
+    /// join this node's run: every start from this node's start, and
+    /// every duration, fits in 32 bits.
+    fn can_take(&self, next: &Node) -> bool {
+        let fits = |value: i64| u32::try_from(value).is_ok();
+        let own = self.is_run() || fits(self.weight);
+        let theirs = next.is_run() || fits(next.weight);
+        own && theirs && fits(next.end - self.start)
+    }
+
+    /// Appends the sibling `next` to this node, which becomes a run; see
+    /// [`Node::can_take`].
+    fn merge(&mut self, next: Node) {
+        let offset = |start: i64| (start - self.start) as u32;
+        if !self.is_run() {
+            self.marks.push((0, self.weight as u32));
+            self.name = None;
+            self.children = Vec::new();
+        }
+        let shift = offset(next.start);
+        if next.is_run() {
+            let rebased = next.marks.iter().map(|&(at, w)| (at + shift, w));
+            self.marks.extend(rebased);
+        } else {
+            self.marks.push((shift, next.weight as u32));
+        }
+        self.end = self.end.max(next.end);
+        self.weight = self.weight.saturating_add(next.weight);
+    }
+
+    /// Splits a run at `at`: the spans that start at or after it leave
+    /// this run as a run of their own, returned.
+    fn split_off(&mut self, at: i64) -> Option<Node> {
+        let from_start = at.saturating_sub(self.start);
+        let first = self
+            .marks
+            .partition_point(|&(start, _)| i64::from(start) < from_start);
+        if first == 0 || first == self.marks.len() {
+            return None;
+        }
+        let mut marks = self.marks.split_off(first);
+        let base = marks[0].0;
+        let mut weight = 0i64;
+        for (start, w) in &mut marks {
+            *start -= base;
+            weight += i64::from(*w);
+        }
+        let tail = Node {
+            start: self.start + i64::from(base),
+            end: self.end,
+            weight,
+            name: None,
+            children: Vec::new(),
+            marks,
+        };
+        self.weight -= weight;
+        // What starts before `at` ends by then, nested properly.
+        self.end = self.end.min(at);
+        Some(tail)
     }
 }
 
@@ -473,10 +545,11 @@ impl Node {
 /// theirs. What can no longer change is dropped, once the order is known
 /// (spans that are all siblings come in both orders): spans that end
 /// before the start of the latest span when spans come in order of their
-/// start and no `B` is open; the children of a span when spans come in
-/// order of their end; and on a thread without `X` events, whose `B`/`E`
-/// spans come in order of their end, everything before the outermost open
-/// `B`, while what lies between two open `B`s is merged into one node.
+/// start and no `B` is open; and the children of a span when spans come
+/// in order of their end. On a thread without `X` events so far, whose
+/// `B`/`E` spans come in order of their end, the siblings before the
+/// outermost open `B` and between two open `B`s are merged into runs that
+/// keep only each span's start and duration.
 #[derive(Debug)]
 struct Nesting {
     roots: Vec<Node>,
@@ -536,10 +609,12 @@ impl Nesting {
             // A kept span with the same start and end contains this one
             // when it was read first, except when this one is a B/E pair:
             // on a thread B/E pairs close in stack order, so the one that
-            // closed first, kept, is the inner one.
+            // closed first, kept, is the inner one. A merged run is
+            // siblings, not a span, and contains nothing.
             let contains = candidate > 0 && {
                 let node = &level[candidate - 1];
-                start < node.end
+                !node.is_run()
+                    && start < node.end
                     && (node.start < start || end < node.end || (end == node.end && complete))
             };
             if !contains {
@@ -550,8 +625,15 @@ impl Nesting {
             level = &mut node.children;
         }
 
-        // 2. Take the kept spans this one contains as its children.
+        // 2. Take the kept spans this one contains as its children; of a
+        // run that it starts inside, those after its start.
         let first = level.partition_point(|node| node.start < start);
+        if let Some(tail) = first
+            .checked_sub(1)
+            .and_then(|before| level[before].split_off(start))
+        {
+            level.insert(first, tail);
+        }
         let first = first
             + level[first..]
                 .iter()
@@ -585,33 +667,33 @@ impl Nesting {
             name: Some(name),
             // In order of their end, nothing read later fits inside.
             children: if by_end { Vec::new() } else { children },
+            marks: Vec::new(),
         };
         level.insert(first, node);
 
-        // 4. B/E only, in order: the spans read later are those of the
-        // open Bs (and Bs not yet read, which start after everything kept).
-        // So what starts before the outermost open B is done, and what
-        // starts between two open Bs only ever counts as a whole.
+        // 4. B/E only so far, in order: a B/E span read later is one of an
+        // open B (or of a B not yet read, which starts after everything
+        // kept), so the siblings that start between two open Bs (or before
+        // the outermost one) only ever count for it as a whole. An `X` read
+        // later may still start among them (an `X` is written at its end,
+        // after the spans it encloses), so they merge into a run that keeps
+        // each one's start and duration, not into one span. The latest
+        // span stays whole: an `X` with its start and end is inside it.
         if parent.is_none() && self.by_end && !self.has_complete {
             let starts =
                 |node: &Node| open.partition_point(|b| b.ts_ns.is_none_or(|ts| ts <= node.start));
-            let done = self
-                .roots
-                .iter()
-                .take_while(|node| starts(node) == 0)
-                .count();
-            self.roots.drain(..done);
+            let mut latest = None;
+            if self.roots.len() > 1 {
+                latest = self.roots.pop();
+            }
             while let [.., before, last] = self.roots.as_slice() {
-                if starts(before) != starts(last) {
+                if starts(before) != starts(last) || !before.can_take(last) {
                     break;
                 }
                 let last = self.roots.pop().expect("two kept spans");
-                let before = self.roots.last_mut().expect("one kept span");
-                before.end = before.end.max(last.end);
-                before.weight = before.weight.saturating_add(last.weight);
-                before.name = None;
-                before.children = Vec::new();
+                self.roots.last_mut().expect("one kept span").merge(last);
             }
+            self.roots.extend(latest);
         }
     }
 }
@@ -907,6 +989,26 @@ mod tests {
         by_name
     }
 
+    /// Self time per name, in ns, as summary finds it in the trace of
+    /// `lines` and as [`reference_self_times`] finds it in `spans` (times
+    /// in microseconds).
+    fn self_times_and_reference(
+        lines: &[String],
+        spans: &[(i64, i64, String)],
+    ) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
+        let summary = summarise(&format!("[\n{}\n]", lines.join(",\n")));
+        let found = summary
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.self_ns))
+            .collect();
+        let expected = reference_self_times(spans)
+            .into_iter()
+            .map(|(name, micros)| (name, micros * 1000))
+            .collect();
+        (found, expected)
+    }
+
     /// A pseudo-random tree of calls on one thread: `(start, end, name)`
     /// of each, in the order they end.
     fn calls(seed: &mut u64, count: usize) -> Vec<(i64, i64, String)> {
@@ -945,7 +1047,7 @@ mod tests {
                 )
             };
             let mut lines: Vec<String> = Vec::new();
-            match round % 3 {
+            match round % 4 {
                 // B/E in time order.
                 0 => {
                     let mut edges: Vec<(i64, bool, &str)> = Vec::new();
@@ -964,6 +1066,27 @@ mod tests {
                 }
                 // X in the order they end, as a runtime writes them.
                 1 => lines.extend(spans.iter().map(x)),
+                // Some B/E, some X, each written when it happens: an X
+                // after the spans it encloses.
+                3 => {
+                    let mut written: Vec<((i64, usize), String)> = Vec::new();
+                    for (at, (start, end, name)) in spans.iter().enumerate() {
+                        if (start ^ end) % 3 == 0 {
+                            written.push(((*end, at), x(&spans[at])));
+                            continue;
+                        }
+                        for (ts, ph) in [(start, "B"), (end, "E")] {
+                            written.push((
+                                (*ts, at),
+                                format!(
+                                    r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{ts}}}"#
+                                ),
+                            ));
+                        }
+                    }
+                    written.sort();
+                    lines.extend(written.into_iter().map(|(_, line)| line));
+                }
                 // X in the order they start.
                 _ => {
                     let mut sorted = spans.clone();
@@ -971,19 +1094,46 @@ mod tests {
                     lines.extend(sorted.iter().map(x));
                 }
             }
-            let text = format!("[\n{}\n]", lines.join(",\n"));
-            let summary = summarise(&text);
-            let found: BTreeMap<String, i64> = summary
-                .functions
-                .iter()
-                .map(|f| (f.name.clone(), f.self_ns))
-                .collect();
-            let expected: BTreeMap<String, i64> = reference_self_times(&spans)
-                .into_iter()
-                .map(|(name, micros)| (name, micros * 1000))
-                .collect();
-            assert_eq!(found, expected, "round {round}:\n{text}");
+            let (found, expected) = self_times_and_reference(&lines, &spans);
+            assert_eq!(found, expected, "round {round}:\n{}", lines.join("\n"));
         }
+    }
+
+    #[test]
+    fn an_x_among_spans_seconds_apart_takes_those_after_its_start() {
+        // Starts more than 2^32 ns apart, and a span longer than that:
+        // runs of them are split rather than merged.
+        let spans: Vec<(i64, i64, String)> = [
+            (0, 20_000_000, "main"),
+            (1, 2, "a"),
+            (5_000_000, 5_000_001, "b"),
+            (10_000_000, 10_000_002, "c"),
+            (4_000_000, 10_500_000, "phase"),
+            (11_000_000, 16_000_000, "d"),
+            (10_900_000, 17_000_000, "late"),
+        ]
+        .iter()
+        .map(|&(start, end, name)| (start, end, name.to_string()))
+        .collect();
+        let line = |name: &str, ph: &str, ts: i64| {
+            format!(r#"{{"name":"{name}","ph":"{ph}","pid":1,"tid":1,"ts":{ts}}}"#)
+        };
+        let mut lines = vec![line("main", "B", 0)];
+        for (start, end, name) in &spans[1..] {
+            if name == "phase" || name == "late" {
+                lines.push(format!(
+                    r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}"#,
+                    end - start
+                ));
+            } else {
+                lines.push(line(name, "B", *start));
+                lines.push(line(name, "E", *end));
+            }
+        }
+        lines.push(line("main", "E", 20_000_000));
+        let (found, expected) = self_times_and_reference(&lines, &spans);
+        assert_eq!(found, expected);
+        assert_eq!(found["phase"], 6_499_997_000);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use perfflow_runtime::site::{Flow, Pointcut, Site};
 use perfflow_runtime::writer::{ChromeJsonWriter, Sink};
 use perfflow_trace::{read_trace, Event, Layout};
 
-use support::{path_str, perfflow_trace, scratch, text};
+use support::{path_str, perfetto_decodes, perfflow_trace, scratch, text};
 
 static FOO: Site = Site::new(Pointcut::Around, Flow::None, c"foo", c"app.c", None, c"foo");
 static BAR: Site = Site::new(
@@ -294,19 +294,7 @@ fn convert_writes_a_pfw_as_a_pftrace_that_perfettos_classes_decode() {
     assert_eq!(b_plain, a_plain);
     assert_eq!(b_ids.len(), a_ids.len());
     // Perfetto's own classes read it as well.
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/support/pftrace_events.py");
-    let decoded = std::process::Command::new("python3")
-        .arg(script)
-        .arg(&out)
-        .output()
-        .expect("run python3");
-    assert!(
-        decoded.status.success(),
-        "Perfetto's classes (pip package perfetto) cannot decode it: {}",
-        text(&decoded.stderr)
-    );
-    let decoded: serde_json::Value = serde_json::from_slice(&decoded.stdout).unwrap();
+    let decoded = perfetto_decodes(&out);
     let slices = b.events.iter().filter(|e| !e.is_metadata()).count();
     assert_eq!(decoded["events"].as_array().unwrap().len(), slices);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -14,8 +14,11 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 /// Perfetto's protobuf trace, any other name Chrome JSON as the runtime
 /// writes it. A .pftrace written by `log-format=perfetto` becomes the .pfw
 /// of the same events; a .pfw becomes a .pftrace that Perfetto opens
-/// (compact `X` slices become a begin and an end). An input cut short is
-/// converted up to its last whole event.
+/// (compact `X` slices become a begin and an end; each async span gets a
+/// track of its own, its `b` and `e` paired by id and time whatever their
+/// order in the file). An input cut short is converted up to its last
+/// whole event; an event a .pftrace cannot hold (an `E` with nothing open
+/// on its thread, an `e` that no `b` pairs with) is an error naming it.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Args {
     /// The trace to read (.pfw or .pftrace)

@@ -3,9 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use perfflow_trace::{
-    critical_path, load, load_db, merge, trace_files, write_track, MergeOptions, Workflow,
-};
+use perfflow_trace::{load, load_db, merge, trace_files, CompactPath, MergeOptions, Workflow};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -95,7 +93,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Ok(loaded) => loaded,
         Err(message) => return fail(err, &message),
     };
-    let path = critical_path(&workflow);
+    // Steps are made one at a time as they are printed, not held.
+    let path = CompactPath::new(&workflow);
     if let Some(output) = &args.output {
         if files.is_empty() {
             return fail(
@@ -117,7 +116,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             .max()
             .unwrap_or(0)
             + 1;
-        if let Err(error) = write_track(output, &path, pid) {
+        if let Err(error) = path.write_track(output, pid) {
             return fail(err, &format_args!("{}: {error}", output.display()));
         }
         say(
@@ -129,13 +128,11 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         );
     }
     let written = if args.json {
-        serde_json::to_writer_pretty(&mut *out, &path)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out))
+        path.write_json(out)
     } else if args.csv {
-        write!(out, "{}", path.to_csv())
+        path.write_csv(out)
     } else {
-        write!(out, "{path}")
+        path.write_table(out)
     };
     match written {
         Ok(()) => EXIT_OK,

@@ -72,6 +72,25 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Decodes the `.pftrace` at `path` with Perfetto's generated classes
+/// (pip package perfetto) through the runtime tests' script, which follows
+/// Perfetto's rules and fails on what they reject; its JSON answer.
+pub fn perfetto_decodes(path: &Path) -> Value {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/support/pftrace_events.py");
+    let decoded = Command::new("python3")
+        .arg(script)
+        .arg(path)
+        .output()
+        .expect("run python3");
+    assert!(
+        decoded.status.success(),
+        "Perfetto's classes (pip package perfetto) cannot decode it: {}",
+        text(&decoded.stderr)
+    );
+    serde_json::from_slice(&decoded.stdout).expect("the script's JSON")
+}
+
 pub fn path_str(path: &Path) -> &str {
     path.to_str().expect("UTF-8 temporary path")
 }
