@@ -978,25 +978,59 @@ impl<W: Write> Sink for PerfettoWriter<W> {
 
     #[inline(always)]
     fn event(&mut self, ev: &TraceEvent<'_>) {
+        match ev.phase {
+            Phase::Begin => self.slice_begin(ev.site, ev.tid, ev.ts_ns),
+            Phase::End => self.slice_end(ev.site, ev.tid, ev.ts_ns),
+            _ if !self.is_open() => self.o.lost += 1,
+            _ => {
+                self.event_cold(ev);
+                self.o.formatted();
+                self.maybe_flush();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
         if !self.is_open() {
             self.o.lost += 1;
             return;
         }
-        let site = ev.site;
-        let index = self.sequence(ev.tid);
+        let index = self.sequence(tid);
         let seq = &mut self.threads[index].1;
-        let fast = match ev.phase {
-            Phase::End => Some(END_BODY),
-            Phase::Begin => {
-                let addr = site as *const Site as usize;
-                let (ready, body) = seq.ready[ready_slot(addr)];
-                (ready == addr).then_some(body)
-            }
-            _ => None,
-        };
-        match fast {
-            Some(body) if ev.ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ev.ts_ns),
-            _ => self.event_cold(ev),
+        let addr = site as *const Site as usize;
+        let (ready, body) = seq.ready[ready_slot(addr)];
+        if ready == addr && ts_ns >= seq.last_ts {
+            put_event(&mut self.out, seq, body, ts_ns);
+        } else {
+            self.event_cold(&TraceEvent {
+                site,
+                tid,
+                ts_ns,
+                phase: Phase::Begin,
+            });
+        }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    #[inline(always)]
+    fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let index = self.sequence(tid);
+        let seq = &mut self.threads[index].1;
+        if ts_ns >= seq.last_ts {
+            put_event(&mut self.out, seq, END_BODY, ts_ns);
+        } else {
+            self.event_cold(&TraceEvent {
+                site,
+                tid,
+                ts_ns,
+                phase: Phase::End,
+            });
         }
         self.o.formatted();
         self.maybe_flush();
