@@ -31,7 +31,8 @@
 //!    address (a hash map behind it holds every site);
 //! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
 //!    timestamp, formatted once per thread switch or millisecond;
-//! 3. the rest of the timestamp, `uuu.nnn`, from a table of digit pairs;
+//! 3. the rest of the timestamp, `uuu.nnn`, from a table of three-digit
+//!    groups;
 //! 4. the phase tail (`,"ph":"B"},` and the newline).
 //!
 //! The fixed-size pieces are copied whole from fixed-size arrays into room
@@ -617,6 +618,18 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.o.has_failed()
     }
 
+    /// The whole line of a slice begin or end, `tail` being its phase's.
+    #[inline(always)]
+    fn slice_line(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        self.line(site, tid, ts_ns, tail);
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
     /// Formats an event line up to `tail` (included): the site's prefix,
     /// the thread text, `uuu.nnn` and the tail, copied whole into room
     /// reserved once. An event whose site is not in its cache slot, or
@@ -837,24 +850,12 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
 
     #[inline(always)]
     fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
-        if !self.is_open() {
-            self.o.lost += 1;
-            return;
-        }
-        self.line(site, tid, ts_ns, &TAIL_BEGIN);
-        self.o.formatted();
-        self.maybe_flush();
+        self.slice_line(site, tid, ts_ns, &TAIL_BEGIN);
     }
 
     #[inline(always)]
     fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
-        if !self.is_open() {
-            self.o.lost += 1;
-            return;
-        }
-        self.line(site, tid, ts_ns, &TAIL_END);
-        self.o.formatted();
-        self.maybe_flush();
+        self.slice_line(site, tid, ts_ns, &TAIL_END);
     }
 
     /// The end with `"args":{"outcome":"raised"}` (or `open_at_end`,
