@@ -15,9 +15,10 @@ pub struct BlockOutput<W: Write> {
     pub(crate) finished: bool,
     /// Events formatted (and not lost).
     pub(crate) written: u64,
-    /// Events formatted into the writer's buffer and not yet handed to
-    /// the destination.
-    pub(crate) pending: u64,
+    /// `written` when the last block was handed to the destination: the
+    /// events above it are in the writer's buffer (one counter to bump
+    /// per event rather than two).
+    handed: u64,
     /// Events that never reach the destination.
     pub(crate) lost: u64,
     bytes: u64,
@@ -33,7 +34,7 @@ impl<W: Write> BlockOutput<W> {
             error: None,
             finished: false,
             written: 0,
-            pending: 0,
+            handed: 0,
             lost: 0,
             bytes: 0,
             reported: [false; 4],
@@ -74,10 +75,9 @@ impl<W: Write> BlockOutput<W> {
     }
 
     /// One more event formatted into the writer's buffer.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn formatted(&mut self) {
         self.written += 1;
-        self.pending += 1;
     }
 
     /// Hands `block` to the destination. On an error (a full disk) the
@@ -103,11 +103,12 @@ impl<W: Write> BlockOutput<W> {
         };
         self.bytes += done as u64;
         if result.is_err() {
-            let cut = self.pending.saturating_sub(reached(block, done));
+            let pending = self.written - self.handed;
+            let cut = pending.saturating_sub(reached(block, done));
             self.lost += cut;
             self.written -= cut.min(self.written);
         }
-        self.pending = 0;
+        self.handed = self.written;
         result
     }
 

@@ -378,17 +378,9 @@ impl Local {
     }
 }
 
-impl Drop for Local {
-    fn drop(&mut self) {
-        let buf = self.buf.replace(ptr::null_mut());
-        if let Some(buf) = NonNull::new(buf) {
-            self.busy.set(true);
-            let _ = catch_unwind(AssertUnwindSafe(|| retire(buf)));
-        }
-    }
-}
-
 thread_local! {
+    /// No destructor (see [`LocalGuard`]): the hot path reads it without
+    /// a check of its registration state, and touching it never allocates.
     static LOCAL: Local = const {
         Local {
             buf: Cell::new(ptr::null_mut()),
@@ -396,6 +388,28 @@ thread_local! {
             pushing: Cell::new(false),
         }
     };
+}
+
+/// Gives this thread's buffer back when the thread ends. A thread-local
+/// of its own, touched when the thread registers its buffer, so that
+/// [`LOCAL`] needs no destructor.
+struct LocalGuard;
+
+impl Drop for LocalGuard {
+    fn drop(&mut self) {
+        let _ = LOCAL.try_with(|local| {
+            // `busy` stays set: what the thread records from now on (in
+            // other thread-locals' destructors) is dropped and counted.
+            local.busy.set(true);
+            if let Some(buf) = NonNull::new(local.buf.replace(ptr::null_mut())) {
+                let _ = catch_unwind(AssertUnwindSafe(|| retire(buf)));
+            }
+        });
+    }
+}
+
+thread_local! {
+    static GUARD: LocalGuard = const { LocalGuard };
 }
 
 /// Registry entry of one live thread; only touched under the registry lock.
@@ -1511,8 +1525,8 @@ struct Vfork {
     child: Cell<bool>,
     /// The parent's buffer, hidden from the child.
     hidden: Cell<*mut ThreadBuffer>,
-    /// Set once [`LOCAL`] holds a buffer on this thread (reading it before
-    /// would register its destructor, which allocates).
+    /// Set once [`LOCAL`] holds a buffer on this thread: only then is
+    /// there a buffer to hide.
     has_buffer: Cell<bool>,
 }
 
@@ -1777,6 +1791,9 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
                 buf
             }
             None => {
+                // Registers the guard's destructor; a thread whose
+                // thread-locals are being destroyed gets no buffer.
+                GUARD.try_with(|_| ()).ok()?;
                 let buf = rt.register()?;
                 local.buf.set(buf.as_ptr());
                 VFORK.with(|v| v.has_buffer.set(true));
@@ -1827,6 +1844,50 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         record_usage(site, kind);
         return;
     }
+    record_plain::<STAMP_FIRST>(site, kind);
+}
+
+/// [`record_extra`] of an event with nothing after it, written out without
+/// closures so that all of it inlines into the C entry points: the common
+/// case (a buffer with room, no signal handler interrupted) is a
+/// thread-local read, the flag stores, the clock read and the store. Any
+/// other case goes to [`record_extra`], out of line.
+#[inline(always)]
+fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
+    let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
+        drop_events(1);
+        return;
+    };
+    // SAFETY: `LOCAL` has no destructor, so its storage stays valid for as
+    // long as this thread runs, past the closure above.
+    let local = unsafe { &*local };
+    let buf = local.buf.get();
+    if buf.is_null() || local.pushing.get() {
+        record_plain_cold::<STAMP_FIRST>(site, kind);
+        return;
+    }
+    // As `Local::push` does it.
+    local.pushing.set(true);
+    compiler_fence(Ordering::SeqCst);
+    let ts = clock::stamp();
+    // SAFETY: a non-null handle points to this thread's buffer, which is
+    // freed only by this thread's `LocalGuard` destructor.
+    if unsafe { &*buf }.push(RawEvent::new(ts, site, kind)) {
+        compiler_fence(Ordering::SeqCst);
+        local.pushing.set(false);
+        return;
+    }
+    // A full chunk: `pushing` stays set until `record_slow` guards with
+    // `busy` instead; an exit keeps its stamp.
+    let stamp = if STAMP_FIRST { Some(ts) } else { None };
+    record_slow(local, site, kind, stamp, Extra::None);
+}
+
+/// [`record_plain`] on the thread's first event, or while a signal
+/// handler interrupts a store.
+#[cold]
+#[inline(never)]
+fn record_plain_cold<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     record_extra::<STAMP_FIRST>(site, kind, || Extra::None);
 }
 
@@ -1942,32 +2003,35 @@ fn record_usage(site: *const Site, kind: Kind) {
 /// than sharing one out-of-line body that matches on every kind of extra.
 #[inline(always)]
 fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: impl Fn() -> Extra) {
-    let recorded = LOCAL.try_with(|local| {
-        let extra = extra();
-        let stamp_first = STAMP_FIRST;
-        let buf = local.buf.get();
-        let (stamp, extra) = if buf.is_null() {
-            // The thread's first event (or TLS is going away).
-            if stamp_first {
-                taken(stamp_with(None, extra))
-            } else {
-                (None, extra)
-            }
-        } else {
-            // SAFETY: a non-null handle points to this thread's buffer,
-            // which is freed only by this thread's `Local` destructor.
-            let b = unsafe { &*buf };
-            match local.push(b, site, kind, || stamp_with(None, extra)) {
-                Ok(()) => return,
-                Err(took) if stamp_first => taken(took),
-                Err(_) => (None, extra),
-            }
-        };
-        record_slow(local, site, kind, stamp, extra);
-    });
-    if recorded.is_err() {
+    // The closure only takes the address, so it inlines whatever follows.
+    let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
         drop_events(1);
-    }
+        return;
+    };
+    // SAFETY: `LOCAL` has no destructor, so its storage stays valid for as
+    // long as this thread runs, past the closure above.
+    let local = unsafe { &*local };
+    let extra = extra();
+    let stamp_first = STAMP_FIRST;
+    let buf = local.buf.get();
+    let (stamp, extra) = if buf.is_null() {
+        // The thread's first event (or its thread-locals are going away).
+        if stamp_first {
+            taken(stamp_with(None, extra))
+        } else {
+            (None, extra)
+        }
+    } else {
+        // SAFETY: a non-null handle points to this thread's buffer,
+        // which is freed only by this thread's `LocalGuard` destructor.
+        let b = unsafe { &*buf };
+        match local.push(b, site, kind, || stamp_with(None, extra)) {
+            Ok(()) => return,
+            Err(took) if stamp_first => taken(took),
+            Err(_) => (None, extra),
+        }
+    };
+    record_slow(local, site, kind, stamp, extra);
 }
 
 /// Counts an event whose site pointer could not be recorded.

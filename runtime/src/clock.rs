@@ -218,10 +218,14 @@ pub fn rdtsc() -> u64 {
 /// nanoseconds. One relaxed load and a predictable branch before the read.
 #[inline(always)]
 pub fn stamp() -> u64 {
-    match MODE.load(Ordering::Relaxed) {
-        MODE_TSC => rdtsc(),
-        MODE_MONOTONIC => now_ns(),
-        _ => stamp_first(),
+    // The TSC is tested first: one comparison before its read.
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == MODE_TSC {
+        rdtsc()
+    } else if mode == MODE_MONOTONIC {
+        now_ns()
+    } else {
+        stamp_first()
     }
 }
 

@@ -517,8 +517,9 @@ impl ThreadDecoder {
     /// The common case of [`ThreadDecoder::decode`], taken first: an
     /// event with no payload at an `around` site without a flow, an enter
     /// below [`MAX_OPEN_SLICES`] or an exit of the innermost open slice.
-    /// Decodes it as the general rules would and returns true, or returns
-    /// false (nothing done) for any other event.
+    /// Decodes it as the general rules would, handing the begin or end to
+    /// [`Sink::slice_begin`] or [`Sink::slice_end`], and returns true, or
+    /// returns false (nothing done) for any other event.
     ///
     /// # Safety
     /// As [`ThreadDecoder::decode`].
@@ -536,7 +537,7 @@ impl ThreadDecoder {
         }
         // SAFETY: guaranteed by the caller.
         let site: &Site = unsafe { &*site_ptr };
-        if site.pointcut() != Pointcut::Around || site.flow_raw() != 0 {
+        if !site.is_plain_around() {
             return false;
         }
         match kind {
@@ -548,19 +549,18 @@ impl ThreadDecoder {
                     cpu_ns: None,
                 });
                 if !cx.compact {
-                    sink.event(&TraceEvent {
-                        site,
-                        tid: self.tid,
-                        ts_ns,
-                        phase: Phase::Begin,
-                    });
+                    sink.slice_begin(site, self.tid, ts_ns);
                 }
                 true
             }
             Kind::Exit if self.open.last().is_some_and(|o| o.site == site_ptr) => {
                 let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
                 if let Some(slice) = self.open.pop() {
-                    end_slice(site, self.tid, &slice, ts_ns, None, cx.compact, None, sink);
+                    if cx.compact {
+                        end_slice(site, self.tid, &slice, ts_ns, None, true, None, sink);
+                    } else {
+                        sink.slice_end(site, self.tid, ts_ns);
+                    }
                 }
                 true
             }

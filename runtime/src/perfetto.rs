@@ -411,7 +411,7 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// The index in `threads` of thread `tid`'s sequence, opened (with
     /// its track) on its first event.
-    #[inline]
+    #[inline(always)]
     fn sequence(&mut self, tid: u32) -> usize {
         if self
             .threads
@@ -420,6 +420,13 @@ impl<W: Write> PerfettoWriter<W> {
         {
             return self.current;
         }
+        self.switch_sequence(tid)
+    }
+
+    /// [`PerfettoWriter::sequence`] when the thread is not the last one's.
+    #[cold]
+    #[inline(never)]
+    fn switch_sequence(&mut self, tid: u32) -> usize {
         self.current = match self.threads.iter().position(|(t, _)| *t == tid) {
             Some(i) => i,
             None => self.open_thread(tid),
@@ -978,28 +985,25 @@ impl<W: Write> Sink for PerfettoWriter<W> {
 
     #[inline(always)]
     fn event(&mut self, ev: &TraceEvent<'_>) {
-        if !self.is_open() {
-            self.o.lost += 1;
-            return;
-        }
-        let site = ev.site;
-        let index = self.sequence(ev.tid);
-        let seq = &mut self.threads[index].1;
-        let fast = match ev.phase {
-            Phase::End => Some(END_BODY),
-            Phase::Begin => {
-                let addr = site as *const Site as usize;
-                let (ready, body) = seq.ready[ready_slot(addr)];
-                (ready == addr).then_some(body)
+        match ev.phase {
+            Phase::Begin | Phase::End => self.slice(ev.site, ev.tid, ev.ts_ns, ev.phase),
+            _ if !self.is_open() => self.o.lost += 1,
+            _ => {
+                self.event_cold(ev);
+                self.o.formatted();
+                self.maybe_flush();
             }
-            _ => None,
-        };
-        match fast {
-            Some(body) if ev.ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ev.ts_ns),
-            _ => self.event_cold(ev),
         }
-        self.o.formatted();
-        self.maybe_flush();
+    }
+
+    #[inline(always)]
+    fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.slice(site, tid, ts_ns, Phase::Begin);
+    }
+
+    #[inline(always)]
+    fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.slice(site, tid, ts_ns, Phase::End);
     }
 
     /// A slice end with the debug annotation `outcome` = `"raised"` (or
@@ -1064,6 +1068,39 @@ impl<W: Write> Sink for PerfettoWriter<W> {
 }
 
 impl<W: Write> PerfettoWriter<W> {
+    /// A slice begin or end (`phase` is [`Phase::Begin`] or [`Phase::End`],
+    /// a constant once inlined): [`put_event`] with the end's body, or the
+    /// begin's body the sequence keeps for its site, when the stamp is no
+    /// earlier than the sequence's last; [`PerfettoWriter::event_cold`]
+    /// otherwise.
+    #[inline(always)]
+    fn slice(&mut self, site: &Site, tid: u32, ts_ns: u64, phase: Phase) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        let index = self.sequence(tid);
+        let seq = &mut self.threads[index].1;
+        let body = if phase == Phase::End {
+            Some(END_BODY)
+        } else {
+            let addr = site as *const Site as usize;
+            let (ready, body) = seq.ready[ready_slot(addr)];
+            (ready == addr).then_some(body)
+        };
+        match body {
+            Some(body) if ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ts_ns),
+            _ => self.event_cold(&TraceEvent {
+                site,
+                tid,
+                ts_ns,
+                phase,
+            }),
+        }
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
     /// The events [`Sink::event`] does not write with [`put_event`]: the
     /// first begin of a site on a sequence, instants, flows, compact and
     /// async slices, and events stamped before the sequence's last one.

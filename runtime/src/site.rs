@@ -223,6 +223,14 @@ impl Site {
         Pointcut::from_raw(self.pointcut)
     }
 
+    /// True for an `around` site (raw pointcut 0) without a flow: the
+    /// decoder's common case, tested in one comparison of the two adjacent
+    /// words.
+    #[inline(always)]
+    pub fn is_plain_around(&self) -> bool {
+        self.pointcut == 0 && self.flow == 0
+    }
+
     /// The flow annotation of the site (raw value).
     pub fn flow_raw(&self) -> u32 {
         self.flow

@@ -90,6 +90,16 @@ impl<W: Write> Sink for TraceWriter<W> {
         each!(self, w => w.event(event))
     }
 
+    #[inline(always)]
+    fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        each!(self, w => w.slice_begin(site, tid, ts_ns))
+    }
+
+    #[inline(always)]
+    fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        each!(self, w => w.slice_end(site, tid, ts_ns))
+    }
+
     fn ended(&mut self, event: &TraceEvent<'_>, outcome: Outcome) {
         each!(self, w => w.ended(event, outcome))
     }

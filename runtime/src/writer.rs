@@ -31,7 +31,8 @@
 //!    address (a hash map behind it holds every site);
 //! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
 //!    timestamp, formatted once per thread switch or millisecond;
-//! 3. the rest of the timestamp, `uuu.nnn`, from a table of digit pairs;
+//! 3. the rest of the timestamp, `uuu.nnn`, from a table of three-digit
+//!    groups;
 //! 4. the phase tail (`,"ph":"B"},` and the newline).
 //!
 //! The fixed-size pieces are copied whole from fixed-size arrays into room
@@ -64,6 +65,32 @@ pub trait Sink {
     fn thread_name(&mut self, _tid: u32, _name: &str) {}
     /// One trace event.
     fn event(&mut self, _event: &TraceEvent<'_>) {}
+    /// The begin (`B`) of an `around` slice: [`Sink::event`] with
+    /// [`Phase::Begin`], which is what it does unless a writer has a
+    /// shorter way. The decoder's common case calls it (and
+    /// [`Sink::slice_end`]) with the event's fields as arguments, so a
+    /// writer's fast path needs no dispatch on the phase.
+    #[inline(always)]
+    fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.event(&TraceEvent {
+            site,
+            tid,
+            ts_ns,
+            phase: Phase::Begin,
+        });
+    }
+    /// The end (`E`) of an `around` slice that ended by a return:
+    /// [`Sink::event`] with [`Phase::End`] unless a writer has a shorter
+    /// way.
+    #[inline(always)]
+    fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.event(&TraceEvent {
+            site,
+            tid,
+            ts_ns,
+            phase: Phase::End,
+        });
+    }
     /// The end (`E`, `e` or compact `X`) of a slice that did not end by
     /// a return: its function was left by an exception (see
     /// [`crate::event::Payload::Unwound`]), or its thread or process ended
@@ -234,7 +261,29 @@ fn slot_of(addr: usize) -> usize {
 #[derive(Clone)]
 struct SiteSlot {
     addr: usize,
+    /// The prefix's length.
+    len: usize,
+    /// Its first [`HEAD`] bytes, copied whole when the prefix fits.
+    head: [u8; HEAD],
     prefix: Arc<[u8]>,
+}
+
+/// Bytes of a site prefix kept in its cache slot: a prefix this long or
+/// shorter is copied as one fixed-size block rather than by `memcpy`.
+const HEAD: usize = 64;
+
+impl SiteSlot {
+    fn new(addr: usize, prefix: Arc<[u8]>) -> SiteSlot {
+        let mut head = [0u8; HEAD];
+        let n = prefix.len().min(HEAD);
+        head[..n].copy_from_slice(&prefix[..n]);
+        SiteSlot {
+            addr,
+            len: prefix.len(),
+            head,
+            prefix,
+        }
+    }
 }
 
 /// Bytes of [`ThreadText::text`], copied whole: a `u32` thread id (10
@@ -244,7 +293,8 @@ const THREAD_TEXT: usize = 32;
 /// `T,"ts":M` for thread `tid` and the millisecond `M` that begins at
 /// `base_ns`: an event's `ts` is that and `uuu.nnn`.
 struct ThreadText {
-    /// `u64::MAX` (no thread id) until the first event.
+    /// `u64::MAX` (no thread id) until the first event, and while the text
+    /// must not be used (see [`ThreadText::set`]).
     tid: u64,
     /// The stamp of the millisecond's start, in epoch ns.
     base_ns: u64,
@@ -267,8 +317,11 @@ impl ThreadText {
         self.len = t.len();
         self.base_ns = millis * 1_000_000;
         // In the last millisecond a u64 holds, an offset from it could wrap
-        // around to look small: such a text is used once.
-        self.tid = if self.base_ns > u64::MAX - 1_000_000 {
+        // around to look small; in the first millisecond of the epoch (only
+        // tests stamp events there) the microseconds lose their leading
+        // zeros. Such a text is used by the event that set it, in
+        // `ChromeJsonWriter::line_cold`, and never by the fast path.
+        self.tid = if self.base_ns > u64::MAX - 1_000_000 || self.base_ns == 0 {
             u64::MAX
         } else {
             u64::from(tid)
@@ -319,33 +372,40 @@ const PAIRS: [[u8; 2]; 128] = {
     t
 };
 
+/// `000.` to `999.`: three digits and a point, stored as one `u32`.
+static TRIPLES: [[u8; 4]; 1000] = {
+    let mut t = [[b'.'; 4]; 1000];
+    let mut i = 0;
+    while i < 1000 {
+        t[i] = [
+            b'0' + (i / 100) as u8,
+            b'0' + (i / 10 % 10) as u8,
+            b'0' + (i % 10) as u8,
+            b'.',
+        ];
+        i += 1;
+    }
+    t
+};
+
 /// Writes `uuu.nnn`, the microseconds and nanoseconds of `off` (below 10^6
-/// nanoseconds), at `at` with one eight-byte store (the last byte is not
-/// part of it).
+/// nanoseconds), at `at` with two four-byte stores from [`TRIPLES`] (the
+/// eighth byte, a `.`, is not part of it).
 ///
 /// # Safety
-/// `at` must be valid for writing eight bytes.
+/// `at` must be valid for writing eight bytes, and `off` below 10^6.
 #[inline(always)]
 unsafe fn put_sub_milli(at: *mut u8, off: u32) {
     let micros = off / 1000;
     let nanos = off - micros * 1000;
-    let u = micros / 100;
-    let tens = PAIRS[((micros - u * 100) & 127) as usize];
-    let d = nanos / 10;
-    let n = PAIRS[(d & 127) as usize];
-    let digit = |v: u32| b'0'.wrapping_add(v as u8);
-    let text = [
-        digit(u),
-        tens[0],
-        tens[1],
-        b'.',
-        n[0],
-        n[1],
-        digit(nanos - d * 10),
-        0,
-    ];
-    // SAFETY: the caller's promise; an unaligned store.
-    unsafe { ptr::write_unaligned(at.cast::<[u8; 8]>(), text) };
+    // SAFETY: both are below 1000 as `off` is below 10^6 (the caller's
+    // promise), and `at` has the eight bytes; unaligned stores.
+    unsafe {
+        let u = *TRIPLES.get_unchecked(micros as usize);
+        let n = *TRIPLES.get_unchecked(nanos as usize);
+        ptr::write_unaligned(at.cast::<[u8; 4]>(), u);
+        ptr::write_unaligned(at.add(4).cast::<[u8; 4]>(), n);
+    }
 }
 
 /// Writes `uuuuuu.nnn`, the microseconds and nanoseconds of `sub` (below
@@ -412,9 +472,8 @@ impl<W: Write> ChromeJsonWriter<W> {
             out,
             pid,
             prefixes: HashMap::default(),
-            slots: Box::new(std::array::from_fn(|_| SiteSlot {
-                addr: 0,
-                prefix: Arc::from(&b""[..]),
+            slots: Box::new(std::array::from_fn(|_| {
+                SiteSlot::new(0, Arc::from(&b""[..]))
             })),
             thread: ThreadText {
                 tid: u64::MAX,
@@ -559,12 +618,91 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.o.has_failed()
     }
 
+    /// The whole line of a slice begin or end, `tail` being its phase's.
+    #[inline(always)]
+    fn slice_line(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        self.line(site, tid, ts_ns, tail);
+        self.o.formatted();
+        self.maybe_flush();
+    }
+
+    /// Formats an event line up to `tail` (included): the site's prefix,
+    /// the thread text, `uuu.nnn` and the tail, copied whole into room
+    /// reserved once. An event whose site is not in its cache slot, or
+    /// whose thread or millisecond is not the thread text's, takes
+    /// [`ChromeJsonWriter::line_cold`].
+    #[inline(always)]
+    fn line(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
+        let addr = site as *const Site as usize;
+        let slot = slot_of(addr);
+        // The thread text holds while the thread stays and the stamp is
+        // within the same millisecond (stamps of different threads are not
+        // in order: an earlier one wraps to a large offset).
+        let off = ts_ns.wrapping_sub(self.thread.base_ns);
+        let s = &self.slots[slot];
+        if s.addr != addr || self.thread.tid != u64::from(tid) || off >= 1_000_000 {
+            self.line_cold(slot, site, tid, ts_ns, tail);
+            return;
+        }
+        let out = &mut self.out;
+        out.reserve(s.len + HEAD + LINE_ROOM);
+        // SAFETY: the reserve above leaves room for the prefix copied
+        // whole (HEAD bytes, or its length when longer) and LINE_ROOM more
+        // bytes: the whole copies of the thread text (THREAD_TEXT), the
+        // eight bytes of `uuu.nnn` (`off` is below 10^6) and the tail
+        // (TAIL). Every byte up to the new length is written, in order; the
+        // bytes a whole copy leaves past a piece's real length are
+        // overwritten by the next piece or lie beyond the length.
+        unsafe {
+            let start = out.as_mut_ptr().add(out.len());
+            let mut at = start;
+            if s.len <= HEAD {
+                ptr::copy_nonoverlapping(s.head.as_ptr(), at, HEAD);
+            } else {
+                ptr::copy_nonoverlapping(s.prefix.as_ptr(), at, s.len);
+            }
+            at = at.add(s.len);
+            ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
+            at = at.add(self.thread.len);
+            put_sub_milli(at, off as u32);
+            at = at.add(7);
+            ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
+            at = at.add(tail.len);
+            out.set_len(out.len() + at.offset_from(start) as usize);
+        }
+    }
+
+    /// [`ChromeJsonWriter::line`] for an event it does not format: fills
+    /// the site's cache slot and sets the thread text as needed, then
+    /// formats the line field by field.
+    #[cold]
+    #[inline(never)]
+    fn line_cold(&mut self, slot: usize, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
+        let addr = site as *const Site as usize;
+        if self.slots[slot].addr != addr {
+            self.fill_slot(slot, addr, site);
+        }
+        let off = ts_ns.wrapping_sub(self.thread.base_ns);
+        if self.thread.tid != u64::from(tid) || off >= 1_000_000 {
+            self.thread.set(tid, ts_ns);
+        }
+        self.out.extend_from_slice(&self.slots[slot].prefix);
+        write_u64(&mut self.out, u64::from(tid));
+        self.out.extend_from_slice(b",\"ts\":");
+        write_ts(&mut self.out, ts_ns);
+        self.out.extend_from_slice(&tail.text[..tail.len]);
+    }
+
     /// Puts the prefix of `site` (at `addr`) into cache slot `slot`.
     #[cold]
     #[inline(never)]
     fn fill_slot(&mut self, slot: usize, addr: usize, site: &Site) {
         let prefix = self.site_prefix(addr, site);
-        self.slots[slot] = SiteSlot { addr, prefix };
+        self.slots[slot] = SiteSlot::new(addr, prefix);
     }
 
     /// The site's line prefix, built on its first event.
@@ -696,62 +834,28 @@ impl<W: Write> Sink for ChromeJsonWriter<W> {
             self.flow_event(ev, id);
             return;
         }
-        let addr = ev.site as *const Site as usize;
-        let slot = slot_of(addr);
-        if self.slots[slot].addr != addr {
-            self.fill_slot(slot, addr, ev.site);
-        }
-        // The thread text holds while the thread stays and the stamp is
-        // within the same millisecond (stamps of different threads are not
-        // in order: an earlier one wraps to a large offset).
-        let mut off = ev.ts_ns.wrapping_sub(self.thread.base_ns);
-        if self.thread.tid != u64::from(ev.tid) || off >= 1_000_000 {
-            self.thread.set(ev.tid, ev.ts_ns);
-            off = ev.ts_ns - self.thread.base_ns;
-        }
         let tail = match ev.phase {
             Phase::Begin => &TAIL_BEGIN,
             Phase::End => &TAIL_END,
             Phase::Instant => &TAIL_INSTANT,
             _ => &TAIL_NONE,
         };
-        let prefix = &self.slots[slot].prefix;
-        let out = &mut self.out;
-        out.reserve(prefix.len() + LINE_ROOM);
-        // SAFETY: the reserve above leaves room for the prefix and
-        // LINE_ROOM more bytes: the whole copies of the thread text
-        // (THREAD_TEXT), the eight-byte store of `uuu.nnn` and the tail
-        // (TAIL).
-        // Every byte up to the new length is written, in order; the bytes a
-        // whole copy leaves past a piece's real length are overwritten by
-        // the next piece or lie beyond the length.
-        unsafe {
-            let start = out.as_mut_ptr().add(out.len());
-            let mut at = start;
-            ptr::copy_nonoverlapping(prefix.as_ptr(), at, prefix.len());
-            at = at.add(prefix.len());
-            ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
-            at = at.add(self.thread.len);
-            put_sub_milli(at, off as u32);
-            if self.thread.base_ns == 0 {
-                // Within the first millisecond of the epoch (only tests
-                // stamp events there): no leading zeros before the
-                // microseconds.
-                let skip = (0..2).take_while(|&i| *at.add(i) == b'0').count();
-                ptr::copy(at.add(skip), at, 7 - skip);
-                at = at.add(7 - skip);
-            } else {
-                at = at.add(7);
-            }
-            ptr::copy_nonoverlapping(tail.text.as_ptr(), at, TAIL);
-            at = at.add(tail.len);
-            out.set_len(out.len() + at.offset_from(start) as usize);
-        }
+        self.line(ev.site, ev.tid, ev.ts_ns, tail);
         if tail.len == 0 {
             self.phase_with_number(ev.phase);
         }
         self.o.formatted();
         self.maybe_flush();
+    }
+
+    #[inline(always)]
+    fn slice_begin(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.slice_line(site, tid, ts_ns, &TAIL_BEGIN);
+    }
+
+    #[inline(always)]
+    fn slice_end(&mut self, site: &Site, tid: u32, ts_ns: u64) {
+        self.slice_line(site, tid, ts_ns, &TAIL_END);
     }
 
     /// The end with `"args":{"outcome":"raised"}` (or `open_at_end`,

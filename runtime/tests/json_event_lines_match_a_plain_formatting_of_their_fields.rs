@@ -1,6 +1,7 @@
 //! The JSON writer builds event lines from cached pieces (site prefixes in
 //! a small cache by site address, the thread id and millisecond of the last
-//! event, whole-array copies). Here many sites (more than the cache holds,
+//! event, whole-array copies), through `Sink::event` and the decoder's
+//! `Sink::slice_begin` and `Sink::slice_end`. Here many sites (more than the cache holds,
 //! so slots are shared and refilled), several threads, stamps that cross
 //! seconds and the first millisecond of the epoch, every phase, names that need
 //! escaping and names longer than the pieces copied whole are written, and
@@ -149,7 +150,13 @@ fn json_event_lines_match_a_plain_formatting_of_their_fields() {
             phase,
         };
         lines.push(expected_line(pid, &ev));
-        w.event(&ev);
+        // Slice begins and ends also come through the calls the decoder's
+        // common case makes.
+        match (ev.phase, i % 2) {
+            (Phase::Begin, 0) => w.slice_begin(site, tid, ts_ns),
+            (Phase::End, 0) => w.slice_end(site, tid, ts_ns),
+            _ => w.event(&ev),
+        }
         if ts_ns > u64::MAX / 2 || ts_ns < 10_000_000_000 {
             ts_ns = 1_700_000_000_999_000_000 + i * 1_000_000;
         }
