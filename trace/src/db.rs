@@ -32,7 +32,7 @@ use crate::event::{Event, Phase};
 use crate::merge::{identify, trace_files, Facts, MergeError, Process};
 use crate::outcome::{Endings, Outcome};
 use crate::read::stream_trace;
-use crate::spans::{Matched, Matcher, Mismatch, Seen};
+use crate::spans::{Matched, Matcher, Mismatch};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS run (
@@ -186,9 +186,13 @@ pub fn import(
     // one it made in the same transaction; see `FileImport::unlink`), so
     // SQLite does not check them: checking a deferred `parent` key costs
     // a B-tree lookup per span and, while any child waits for its parent,
-    // a search of every table that may point at the new span.
+    // a search of every table that may point at the new span. Likewise
+    // the `CHECK` on `span.outcome`: the importer writes only the outcomes
+    // of `Outcome::as_str`, and SQLite checks an `IN` list of a `CHECK` by
+    // building a temporary index of it for every row.
     conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;
+         PRAGMA ignore_check_constraints = ON;",
     )
     .map_err(database)?;
     conn.execute_batch(SCHEMA).map_err(database)?;
@@ -466,10 +470,63 @@ struct Open {
     depth: i64,
 }
 
+/// A `span` row, as the columns of [`SPAN_COLUMNS`].
+struct SpanRow {
+    id: i64,
+    thread: Option<i64>,
+    process: i64,
+    name: Option<String>,
+    cat: Option<String>,
+    start_ns: Option<i64>,
+    end_ns: Option<i64>,
+    depth: Option<i64>,
+    parent: Option<i64>,
+    async_id: Option<String>,
+    outcome: &'static str,
+}
+
+const SPAN_COLUMNS: &str =
+    "id, thread, process, name, category, start_ns, end_ns, depth, parent, async_id, outcome";
+
+/// How many spans one statement inserts.
+const SPAN_BATCH: usize = 32;
+
+impl SpanRow {
+    const COLUMNS: usize = 11;
+
+    /// Binds the row to the parameters of `statement` from `first` on.
+    fn bind(&self, statement: &mut Statement<'_>, first: usize) -> Sql<()> {
+        statement.raw_bind_parameter(first, self.id)?;
+        statement.raw_bind_parameter(first + 1, self.thread)?;
+        statement.raw_bind_parameter(first + 2, self.process)?;
+        statement.raw_bind_parameter(first + 3, &self.name)?;
+        statement.raw_bind_parameter(first + 4, &self.cat)?;
+        statement.raw_bind_parameter(first + 5, self.start_ns)?;
+        statement.raw_bind_parameter(first + 6, self.end_ns)?;
+        statement.raw_bind_parameter(first + 7, self.depth)?;
+        statement.raw_bind_parameter(first + 8, self.parent)?;
+        statement.raw_bind_parameter(first + 9, &self.async_id)?;
+        statement.raw_bind_parameter(first + 10, self.outcome)
+    }
+
+    /// `INSERT INTO span` of `rows` rows.
+    fn insert(rows: usize) -> String {
+        let row = format!("({})", ["?"; SpanRow::COLUMNS].join(", "));
+        format!(
+            "INSERT INTO span ({SPAN_COLUMNS}) VALUES {}",
+            vec![row; rows].join(", ")
+        )
+    }
+}
+
 /// The statements run per event, prepared once per file (looking a
 /// statement up in rusqlite's cache hashes its text, on every event).
 struct Statements<'a> {
+    /// Inserting one span, and [`SPAN_BATCH`] spans.
     span: Statement<'a>,
+    spans: Statement<'a>,
+    /// The spans to insert with `spans`, fewer than [`SPAN_BATCH`].
+    pending: Vec<SpanRow>,
     instant: Statement<'a>,
     counter: Statement<'a>,
     /// Pairing a flow's departure, then its arrival, with the other end.
@@ -495,11 +552,9 @@ impl<'a> Statements<'a> {
             ))
         };
         Ok(Statements {
-            span: tx.prepare(
-                "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
-                                   parent, async_id, outcome)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            )?,
+            span: tx.prepare(&SpanRow::insert(1))?,
+            spans: tx.prepare(&SpanRow::insert(SPAN_BATCH))?,
+            pending: Vec::with_capacity(SPAN_BATCH),
             instant: tx.prepare(
                 "INSERT INTO instant (thread, process, name, category, ts_ns, span)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -609,6 +664,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     for found in left {
         state.matched(found).map_err(database)?;
     }
+    state.flush_spans().map_err(database)?;
     state.unlink().map_err(database)?;
     let indexes = state
         .pids
@@ -718,16 +774,19 @@ impl FileImport<'_> {
             Some(Phase::Complete) => {
                 let (parent, depth) = enclosing(self);
                 let id = self.take_span_id();
-                self.write_span(
+                self.write_span(SpanRow {
                     id,
-                    &Seen::of(index, event),
+                    thread,
                     process,
-                    event.cat.as_deref(),
-                    event.end_ns(),
-                    Some(depth),
+                    name: event.name.clone(),
+                    cat: event.cat.clone(),
+                    start_ns: event.ts_ns,
+                    end_ns: event.end_ns(),
+                    depth: Some(depth),
                     parent,
-                    Outcome::of_end(event).as_str(),
-                )?;
+                    async_id: None,
+                    outcome: Outcome::of_end(event).as_str(),
+                })?;
             }
             Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
                 let (parent, _) = enclosing(self);
@@ -808,49 +867,50 @@ impl FileImport<'_> {
         let (id, depth, parent, cat) = match self.open.remove(&begin.index) {
             Some(open) => (open.id, Some(open.depth), open.parent, open.cat),
             // An async span: no depth or parent.
-            None => (self.take_span_id(), None, None, begin.cat.clone()),
+            None => (self.take_span_id(), None, None, begin.cat),
         };
-        self.write_span(
-            id,
-            &begin,
-            process,
-            cat.as_deref(),
-            end_ns,
-            depth,
-            parent,
-            outcome.as_str(),
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn write_span(
-        &mut self,
-        id: i64,
-        begin: &Seen,
-        process: i64,
-        cat: Option<&str>,
-        end_ns: Option<i64>,
-        depth: Option<i64>,
-        parent: Option<i64>,
-        outcome: &str,
-    ) -> Sql<()> {
         let thread = match begin.thread {
             Some((pid, tid)) => Some(self.thread(process, pid, tid)?),
             None => None,
         };
-        self.statements.span.execute(params![
+        self.write_span(SpanRow {
             id,
             thread,
             process,
-            begin.name,
+            name: begin.name,
             cat,
-            begin.ts_ns,
+            start_ns: begin.ts_ns,
             end_ns,
             depth,
             parent,
-            begin.id,
-            outcome
-        ])?;
+            async_id: begin.id,
+            outcome: outcome.as_str(),
+        })
+    }
+
+    /// Writes `row` with the next [`SPAN_BATCH`] - 1 rows, in one
+    /// statement: a statement run costs SQLite and rusqlite about as much
+    /// again as the row it inserts.
+    fn write_span(&mut self, row: SpanRow) -> Sql<()> {
+        let statements = &mut self.statements;
+        statements.pending.push(row);
+        if statements.pending.len() == SPAN_BATCH {
+            for (at, row) in statements.pending.iter().enumerate() {
+                row.bind(&mut statements.spans, at * SpanRow::COLUMNS + 1)?;
+            }
+            statements.spans.raw_execute()?;
+            statements.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes the spans [`FileImport::write_span`] holds, one by one.
+    fn flush_spans(&mut self) -> Sql<()> {
+        let statements = &mut self.statements;
+        for row in statements.pending.drain(..) {
+            row.bind(&mut statements.span, 1)?;
+            statements.span.raw_execute()?;
+        }
         Ok(())
     }
 

@@ -12,6 +12,8 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor}
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub(crate) mod plain;
+
 /// The `ph` (phase) field of an event.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {

@@ -411,13 +411,14 @@ impl<R: Read> Parser<R> {
                 )));
             }
             let line = start.line;
-            let event = self.parse_one(|bytes| {
-                let mut stream =
-                    serde_json::Deserializer::from_slice(bytes).into_iter::<RawEvent<'_>>();
-                let parsed = stream.next()?;
-                let end = stream.byte_offset();
-                Some(parsed.and_then(|raw| Ok((raw.into_event(line)?, end))))
-            })?;
+            let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
+            let plain = crate::event::plain::parse(rest, line);
+            let event = if let Some((event, end)) = plain {
+                self.advance_to(self.pos + end);
+                event
+            } else {
+                self.serde_event(line)?
+            };
             // The event's text is still buffered: input is only dropped
             // before the cursor, which stayed at its start while parsing.
             let text = &self.buf[start.pos - self.buf_start..self.pos - self.buf_start];
@@ -426,6 +427,17 @@ impl<R: Read> Parser<R> {
                 return Ok(());
             }
         }
+    }
+
+    /// Parses the event at the cursor with `serde_json`.
+    fn serde_event(&mut self, line: usize) -> Result<Event, Stop> {
+        self.parse_one(|bytes| {
+            let mut stream =
+                serde_json::Deserializer::from_slice(bytes).into_iter::<RawEvent<'_>>();
+            let parsed = stream.next()?;
+            let end = stream.byte_offset();
+            Some(parsed.and_then(|raw| Ok((raw.into_event(line)?, end))))
+        })
     }
 
     /// Parses the object layout; the cursor is on `{`.
