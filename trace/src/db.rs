@@ -648,7 +648,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         if failed.is_some() {
             return;
         }
-        if let Err(error) = state.event(events as usize, &event) {
+        if let Err(error) = state.event(events as usize, event) {
             failed = Some(error);
         }
         events += 1;
@@ -713,7 +713,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
 type Sql<T> = Result<T, rusqlite::Error>;
 
 impl FileImport<'_> {
-    fn event(&mut self, index: usize, event: &Event) -> Sql<()> {
+    fn event(&mut self, index: usize, mut event: Event) -> Sql<()> {
+        let event = &mut event;
         let Some(pid) = event.pid else {
             return Ok(());
         };
@@ -765,7 +766,8 @@ impl FileImport<'_> {
                     index,
                     Open {
                         id,
-                        cat: event.cat.clone(),
+                        // The matcher keeps no category of a `B`.
+                        cat: event.cat.take(),
                         parent,
                         depth,
                     },
@@ -774,12 +776,13 @@ impl FileImport<'_> {
             Some(Phase::Complete) => {
                 let (parent, depth) = enclosing(self);
                 let id = self.take_span_id();
+                // The matcher has no use for an `X`: its strings are taken.
                 self.write_span(SpanRow {
                     id,
                     thread,
                     process,
-                    name: event.name.clone(),
-                    cat: event.cat.clone(),
+                    name: event.name.take(),
+                    cat: event.cat.take(),
                     start_ns: event.ts_ns,
                     end_ns: event.end_ns(),
                     depth: Some(depth),

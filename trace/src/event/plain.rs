@@ -13,7 +13,7 @@
 //! same [`Event`] as [`super::RawEvent::into_event`]: a test compares the
 //! two on every kind of member.
 
-use super::{micros_text_to_ns, Event, Phase};
+use super::{plain_micros_bytes_to_ns, Event, Phase};
 
 /// The event at the start of `bytes` (which may have more input after it)
 /// and the number of bytes it took, when it has the plain form; `line` is
@@ -109,7 +109,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A JSON number without an exponent, as text.
-    fn number(&mut self) -> Option<&'a str> {
+    fn number(&mut self) -> Option<&'a [u8]> {
         let start = self.at;
         if self.peek() == Some(b'-') {
             self.at += 1;
@@ -128,34 +128,103 @@ impl<'a> Cursor<'a> {
         if matches!(self.peek(), Some(b'e' | b'E')) {
             return None;
         }
-        std::str::from_utf8(&self.bytes[start..self.at]).ok()
+        Some(&self.bytes[start..self.at])
     }
 
     fn digits(&mut self) -> usize {
-        let start = self.at;
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.at += 1;
-        }
-        self.at - start
+        let count = self.bytes[self.at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        self.at += count;
+        count
     }
 
     /// A non-negative integer that fits an `i64` (serde_json reads `-0` as
     /// a float; negative ids and pids are left to it).
     fn integer(&mut self) -> Option<i64> {
-        let text = self.number()?;
-        if text.starts_with('-') || text.contains('.') {
-            return None;
+        let mut value: i64 = 0;
+        for &byte in self.number()? {
+            if !byte.is_ascii_digit() {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
         }
-        text.parse().ok()
+        Some(value)
     }
 
     /// A time in microseconds, as `f64` and as exact nanoseconds.
     fn time(&mut self) -> Option<(Option<f64>, Option<i64>)> {
         let text = self.number()?;
-        let micros: f64 = text.parse().ok()?;
-        let nanos = micros_text_to_ns(text)?;
+        let negative = text[0] == b'-';
+        let digits = &text[usize::from(negative)..];
+        let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
+            Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+            None => (digits, &[][..]),
+        };
+        // The usual case, at most 19 digits (which fit a u64) of which at
+        // most 3 decimals (the number is exact in nanoseconds), in one pass.
+        let exact = fraction.len() <= 3;
+        let nanos = if exact && whole.len() + fraction.len() <= 19 {
+            let mut value: u64 = 0;
+            for &digit in whole.iter().chain(fraction) {
+                value = value * 10 + u64::from(digit - b'0');
+            }
+            let scale = 10u64.pow(3 - fraction.len() as u32);
+            let value = i64::try_from(value.checked_mul(scale)?).ok()?;
+            if negative {
+                -value
+            } else {
+                value
+            }
+        } else {
+            plain_micros_bytes_to_ns(text)?
+        };
+        let micros = match exact.then(|| nanos_to_micros(nanos, negative)) {
+            Some(Some(micros)) => micros,
+            _ => std::str::from_utf8(text).ok()?.parse().ok()?,
+        };
         micros.is_finite().then_some((Some(micros), Some(nanos)))
     }
+}
+
+/// The `f64` nearest to `nanos / 1000` (halves to even), which is what
+/// parsing the decimal text of a number of microseconds with at most three
+/// decimals gives; `negative` is its sign (the text `-0` gives `-0.0`).
+/// `None` below 4,096 ns and from 2^62 ns (146 years after the epoch) on,
+/// where the arithmetic below would not fit 64 bits; the text is then
+/// parsed.
+fn nanos_to_micros(nanos: i64, negative: bool) -> Option<f64> {
+    let n = nanos.unsigned_abs();
+    if n == 0 {
+        return Some(if negative { -0.0 } else { 0.0 });
+    }
+    // With q = n * 2^shift / 1000 of 53 bits, q rounded to an integer is
+    // the significand and 2^-shift the scale. n has `bits` bits, so q has
+    // 53 or 54 bits with shift = 63 - bits.
+    let bits = 64 - n.leading_zeros();
+    let mut shift = 63u32.checked_sub(bits)?;
+    if !(1..=50).contains(&shift) {
+        return None;
+    }
+    let (whole, part) = (n / 1000, n % 1000);
+    // (q, remainder) of n * 2^shift / 1000, without overflow: whole <<
+    // shift has at most 54 bits, part << shift at most 60.
+    let divide = |shift: u32| {
+        let low = part << shift;
+        ((whole << shift) + low / 1000, low % 1000)
+    };
+    let (mut q, mut rest) = divide(shift);
+    if q >= 1 << 53 {
+        shift -= 1;
+        (q, rest) = divide(shift);
+    }
+    if rest > 500 || (rest == 500 && q % 2 == 1) {
+        q += 1;
+    }
+    // q <= 2^53 is exact in an f64, and dividing by a power of two is exact.
+    let micros = q as f64 / (1u64 << shift) as f64;
+    Some(if negative { -micros } else { micros })
 }
 
 #[cfg(test)]
@@ -185,11 +254,55 @@ mod tests {
             r#"{"ph":"Q","ph":"B","name":"twice","name":"last"}"#,
             r#"{"ts":1712345678901234.5675,"dur":12.0001}"#,
             r#"{"ts":9223372036854775.807}"#,
+            r#"{"ts":-9223372036854775.807,"dur":-0.000}"#,
+            r#"{"ts":0.5,"dur":4.096}"#,
+            r#"{"ts":1.23456,"dur":123456789012345.6789}"#,
         ];
         for text in texts {
             let plain = parse(text.as_bytes(), 7);
             assert!(plain.is_some(), "{text}");
             assert_eq!(plain, by_serde(text, 7), "{text}");
+        }
+    }
+
+    #[test]
+    fn microseconds_from_nanoseconds_round_as_parsing_does() {
+        // A fixed pseudo-random sequence (xorshift) of magnitudes and digits.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200_000 {
+            let nanos = ((next() >> (next() % 64)) & i64::MAX as u64) as i64;
+            let negative = round % 3 == 0;
+            let text = format!(
+                "{}{}.{:03}",
+                if negative { "-" } else { "" },
+                nanos / 1000,
+                nanos % 1000
+            );
+            let parsed: f64 = text.parse().unwrap();
+            if let Some(micros) = nanos_to_micros(nanos, negative) {
+                assert_eq!(micros.to_bits(), parsed.to_bits(), "{text}");
+            }
+        }
+        // Halfway between two f64s (which are half a microsecond apart
+        // from 2^51 to 2^52 microseconds): to the even one.
+        for text in [
+            "2251799813685248.250",
+            "2251799813685248.750",
+            "2251799813685249.250",
+            "-2251799813685249.750",
+            "4503599627370495.5",
+        ] {
+            let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+            let nanos: i64 = format!("{whole}{fraction:0<3}").parse().unwrap();
+            let parsed: f64 = text.parse().unwrap();
+            let micros = nanos_to_micros(nanos, text.starts_with('-')).expect("in range");
+            assert_eq!(micros.to_bits(), parsed.to_bits(), "{text}");
         }
     }
 
@@ -209,6 +322,8 @@ mod tests {
             r#"{"ts":01}"#,
             r#"{"ts":1.}"#,
             r#"{"ts":9223372036854775.808}"#,
+            r#"{"ts":9999999999999999.999}"#,
+            r#"{"dur":12345678901234567890.1}"#,
             r#"{"x":true}"#,
             r#"{"x":[1]}"#,
             r#"{"name":"a""#,
