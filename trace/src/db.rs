@@ -470,7 +470,7 @@ struct Open {
     depth: i64,
 }
 
-/// A `span` row, as the columns of [`SPAN_COLUMNS`].
+/// A `span` row.
 struct SpanRow {
     id: i64,
     thread: Option<i64>,
@@ -485,48 +485,28 @@ struct SpanRow {
     outcome: &'static str,
 }
 
-const SPAN_COLUMNS: &str =
-    "id, thread, process, name, category, start_ns, end_ns, depth, parent, async_id, outcome";
-
-/// How many spans one statement inserts.
-const SPAN_BATCH: usize = 32;
-
 impl SpanRow {
-    const COLUMNS: usize = 11;
-
-    /// Binds the row to the parameters of `statement` from `first` on.
-    fn bind(&self, statement: &mut Statement<'_>, first: usize) -> Sql<()> {
-        statement.raw_bind_parameter(first, self.id)?;
-        statement.raw_bind_parameter(first + 1, self.thread)?;
-        statement.raw_bind_parameter(first + 2, self.process)?;
-        statement.raw_bind_parameter(first + 3, &self.name)?;
-        statement.raw_bind_parameter(first + 4, &self.cat)?;
-        statement.raw_bind_parameter(first + 5, self.start_ns)?;
-        statement.raw_bind_parameter(first + 6, self.end_ns)?;
-        statement.raw_bind_parameter(first + 7, self.depth)?;
-        statement.raw_bind_parameter(first + 8, self.parent)?;
-        statement.raw_bind_parameter(first + 9, &self.async_id)?;
-        statement.raw_bind_parameter(first + 10, self.outcome)
-    }
-
-    /// `INSERT INTO span` of `rows` rows.
-    fn insert(rows: usize) -> String {
-        let row = format!("({})", ["?"; SpanRow::COLUMNS].join(", "));
-        format!(
-            "INSERT INTO span ({SPAN_COLUMNS}) VALUES {}",
-            vec![row; rows].join(", ")
-        )
+    /// Binds the row to the parameters of [`Statements::span`] (each by
+    /// its index: rusqlite's `params!` builds a slice of trait objects).
+    fn bind(&self, statement: &mut Statement<'_>) -> Sql<()> {
+        statement.raw_bind_parameter(1, self.id)?;
+        statement.raw_bind_parameter(2, self.thread)?;
+        statement.raw_bind_parameter(3, self.process)?;
+        statement.raw_bind_parameter(4, &self.name)?;
+        statement.raw_bind_parameter(5, &self.cat)?;
+        statement.raw_bind_parameter(6, self.start_ns)?;
+        statement.raw_bind_parameter(7, self.end_ns)?;
+        statement.raw_bind_parameter(8, self.depth)?;
+        statement.raw_bind_parameter(9, self.parent)?;
+        statement.raw_bind_parameter(10, &self.async_id)?;
+        statement.raw_bind_parameter(11, self.outcome)
     }
 }
 
 /// The statements run per event, prepared once per file (looking a
 /// statement up in rusqlite's cache hashes its text, on every event).
 struct Statements<'a> {
-    /// Inserting one span, and [`SPAN_BATCH`] spans.
     span: Statement<'a>,
-    spans: Statement<'a>,
-    /// The spans to insert with `spans`, fewer than [`SPAN_BATCH`].
-    pending: Vec<SpanRow>,
     instant: Statement<'a>,
     counter: Statement<'a>,
     /// Pairing a flow's departure, then its arrival, with the other end.
@@ -552,9 +532,11 @@ impl<'a> Statements<'a> {
             ))
         };
         Ok(Statements {
-            span: tx.prepare(&SpanRow::insert(1))?,
-            spans: tx.prepare(&SpanRow::insert(SPAN_BATCH))?,
-            pending: Vec::with_capacity(SPAN_BATCH),
+            span: tx.prepare(
+                "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
+                                   parent, async_id, outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?,
             instant: tx.prepare(
                 "INSERT INTO instant (thread, process, name, category, ts_ns, span)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -664,7 +646,6 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     for found in left {
         state.matched(found).map_err(database)?;
     }
-    state.flush_spans().map_err(database)?;
     state.unlink().map_err(database)?;
     let indexes = state
         .pids
@@ -891,29 +872,9 @@ impl FileImport<'_> {
         })
     }
 
-    /// Writes `row` with the next [`SPAN_BATCH`] - 1 rows, in one
-    /// statement: a statement run costs SQLite and rusqlite about as much
-    /// again as the row it inserts.
     fn write_span(&mut self, row: SpanRow) -> Sql<()> {
-        let statements = &mut self.statements;
-        statements.pending.push(row);
-        if statements.pending.len() == SPAN_BATCH {
-            for (at, row) in statements.pending.iter().enumerate() {
-                row.bind(&mut statements.spans, at * SpanRow::COLUMNS + 1)?;
-            }
-            statements.spans.raw_execute()?;
-            statements.pending.clear();
-        }
-        Ok(())
-    }
-
-    /// Writes the spans [`FileImport::write_span`] holds, one by one.
-    fn flush_spans(&mut self) -> Sql<()> {
-        let statements = &mut self.statements;
-        for row in statements.pending.drain(..) {
-            row.bind(&mut statements.span, 1)?;
-            statements.span.raw_execute()?;
-        }
+        row.bind(&mut self.statements.span)?;
+        self.statements.span.raw_execute()?;
         Ok(())
     }
 

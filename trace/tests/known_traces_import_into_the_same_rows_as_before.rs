@@ -6,8 +6,8 @@
 //! The traces: the runtime's own `nest` and `queue` traces, and a file
 //! made here with what those lack (`X` spans, instants inside a span,
 //! counters of several series, a `B` closed by an `E` of another name,
-//! escaped names, labels, thread names, a cut-off end, more spans than
-//! one insert statement holds). They are imported
+//! escaped names, labels, thread names, a cut-off end, a run of calls).
+//! They are imported
 //! into a new database, then another file is appended to it.
 //!
 //! When the importer changes on purpose, the test writes the rows it
@@ -79,7 +79,7 @@ fn extras(dir: &Path, pid: u32, cut: bool) -> std::path::PathBuf {
         pid + 1
     );
     body += &flow("send", "f", pid, pid + 1, 7_000, 9);
-    // More spans than the importer writes in one statement.
+    // A run of calls, as a loop makes.
     for k in 0..70 {
         body += &event("step", "app", "B", pid, pid, 7_100 + 10 * k);
         body += &event("step", "app", "E", pid, pid, 7_105 + 10 * k);
