@@ -473,6 +473,7 @@ struct Open {
 }
 
 /// A `span` row.
+#[derive(PartialEq)]
 struct SpanRow {
     id: i64,
     thread: Option<i64>,
@@ -489,19 +490,31 @@ struct SpanRow {
 
 impl SpanRow {
     /// Binds the row to the parameters of [`Statements::span`] (each by
-    /// its index: rusqlite's `params!` builds a slice of trait objects).
-    fn bind(&self, statement: &mut Statement<'_>) -> Sql<()> {
-        statement.raw_bind_parameter(1, self.id)?;
-        statement.raw_bind_parameter(2, self.thread)?;
-        statement.raw_bind_parameter(3, self.process)?;
-        statement.raw_bind_parameter(4, &self.name)?;
-        statement.raw_bind_parameter(5, &self.cat)?;
-        statement.raw_bind_parameter(6, self.start_ns)?;
-        statement.raw_bind_parameter(7, self.end_ns)?;
-        statement.raw_bind_parameter(8, self.depth)?;
-        statement.raw_bind_parameter(9, self.parent)?;
-        statement.raw_bind_parameter(10, &self.async_id)?;
-        statement.raw_bind_parameter(11, self.outcome)
+    /// its index: rusqlite's `params!` builds a slice of trait objects),
+    /// leaving out the columns that have the value of `last`, the row
+    /// bound before: SQLite keeps a statement's bindings from one run to
+    /// the next, and a span usually has the process, thread, category,
+    /// outcome and often the name and parent of the one before.
+    fn bind(&self, statement: &mut Statement<'_>, last: Option<&SpanRow>) -> Sql<()> {
+        macro_rules! bind {
+            ($index:literal, $field:ident) => {
+                if last.is_none_or(|last| last.$field != self.$field) {
+                    statement.raw_bind_parameter($index, &self.$field)?;
+                }
+            };
+        }
+        bind!(1, id);
+        bind!(2, thread);
+        bind!(3, process);
+        bind!(4, name);
+        bind!(5, cat);
+        bind!(6, start_ns);
+        bind!(7, end_ns);
+        bind!(8, depth);
+        bind!(9, parent);
+        bind!(10, async_id);
+        bind!(11, outcome);
+        Ok(())
     }
 }
 
@@ -509,6 +522,8 @@ impl SpanRow {
 /// statement up in rusqlite's cache hashes its text, on every event).
 struct Statements<'a> {
     span: Statement<'a>,
+    /// The row whose values [`Statements::span`] has bound.
+    span_bound: Option<SpanRow>,
     instant: Statement<'a>,
     counter: Statement<'a>,
     /// Pairing a flow's departure, then its arrival, with the other end.
@@ -539,6 +554,7 @@ impl<'a> Statements<'a> {
                                    parent, async_id, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?,
+            span_bound: None,
             instant: tx.prepare(
                 "INSERT INTO instant (thread, process, name, category, ts_ns, span)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -897,8 +913,10 @@ impl FileImport<'_> {
         if let Some(end) = row.end_ns.or(row.start_ns) {
             self.last_ns = Some(self.last_ns.map_or(end, |last| last.max(end)));
         }
-        row.bind(&mut self.statements.span)?;
-        self.statements.span.raw_execute()?;
+        let statements = &mut self.statements;
+        row.bind(&mut statements.span, statements.span_bound.as_ref())?;
+        statements.span.raw_execute()?;
+        statements.span_bound = Some(row);
         Ok(())
     }
 
