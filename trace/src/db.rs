@@ -32,7 +32,7 @@ use crate::event::{Event, Phase};
 use crate::merge::{identify, trace_files, Facts, MergeError, Process};
 use crate::outcome::{Endings, Outcome};
 use crate::read::stream_trace;
-use crate::spans::{Matched, Matcher, Mismatch, Seen};
+use crate::spans::{Matched, Matcher, Mismatch};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS run (
@@ -186,9 +186,18 @@ pub fn import(
     // one it made in the same transaction; see `FileImport::unlink`), so
     // SQLite does not check them: checking a deferred `parent` key costs
     // a B-tree lookup per span and, while any child waits for its parent,
-    // a search of every table that may point at the new span.
+    // a search of every table that may point at the new span. Likewise
+    // the `CHECK` on `span.outcome`: the importer writes only the outcomes
+    // of `Outcome::as_str`, and SQLite checks an `IN` list of a `CHECK` by
+    // building a temporary index of it for every row.
+    //
+    // A new database gets pages of 16 KiB (a database that exists keeps
+    // its own): a quarter of the writes to the WAL and to the database
+    // file, and about half of the import's system time (docs/benchmarks.md).
     conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
+        "PRAGMA page_size = 16384;
+         PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;
+         PRAGMA ignore_check_constraints = ON;",
     )
     .map_err(database)?;
     conn.execute_batch(SCHEMA).map_err(database)?;
@@ -251,12 +260,9 @@ pub fn import(
     let Some(run_id) = run_id else {
         return Ok(done);
     };
+    // (`start_ns` and `end_ns` are kept with each file: see `import_file`.)
     conn.execute(
         "UPDATE run SET
-           start_ns = (SELECT MIN(s.start_ns) FROM span s JOIN process p ON p.id = s.process
-                       WHERE p.run = ?1),
-           end_ns = (SELECT MAX(COALESCE(s.end_ns, s.start_ns)) FROM span s
-                     JOIN process p ON p.id = s.process WHERE p.run = ?1),
            host_count = (SELECT COUNT(DISTINCT host) FROM
                            (SELECT host FROM process WHERE run = ?1
                             UNION SELECT host FROM metric WHERE run = ?1)),
@@ -466,10 +472,58 @@ struct Open {
     depth: i64,
 }
 
+/// A `span` row.
+#[derive(PartialEq)]
+struct SpanRow {
+    id: i64,
+    thread: Option<i64>,
+    process: i64,
+    name: Option<String>,
+    cat: Option<String>,
+    start_ns: Option<i64>,
+    end_ns: Option<i64>,
+    depth: Option<i64>,
+    parent: Option<i64>,
+    async_id: Option<String>,
+    outcome: &'static str,
+}
+
+impl SpanRow {
+    /// Binds the row to the parameters of [`Statements::span`] (each by
+    /// its index: rusqlite's `params!` builds a slice of trait objects),
+    /// leaving out the columns that have the value of `last`, the row
+    /// bound before: SQLite keeps a statement's bindings from one run to
+    /// the next, and a span usually has the process, thread, category,
+    /// outcome and often the name and parent of the one before.
+    fn bind(&self, statement: &mut Statement<'_>, last: Option<&SpanRow>) -> Sql<()> {
+        macro_rules! bind {
+            ($index:literal, $field:ident) => {
+                if last.is_none_or(|last| last.$field != self.$field) {
+                    statement.raw_bind_parameter($index, &self.$field)?;
+                }
+            };
+        }
+        bind!(1, id);
+        bind!(2, thread);
+        bind!(3, process);
+        bind!(4, name);
+        bind!(5, cat);
+        bind!(6, start_ns);
+        bind!(7, end_ns);
+        bind!(8, depth);
+        bind!(9, parent);
+        bind!(10, async_id);
+        bind!(11, outcome);
+        Ok(())
+    }
+}
+
 /// The statements run per event, prepared once per file (looking a
 /// statement up in rusqlite's cache hashes its text, on every event).
 struct Statements<'a> {
     span: Statement<'a>,
+    /// The row whose values [`Statements::span`] has bound.
+    span_bound: Option<SpanRow>,
     instant: Statement<'a>,
     counter: Statement<'a>,
     /// Pairing a flow's departure, then its arrival, with the other end.
@@ -500,6 +554,7 @@ impl<'a> Statements<'a> {
                                    parent, async_id, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?,
+            span_bound: None,
             instant: tx.prepare(
                 "INSERT INTO instant (thread, process, name, category, ts_ns, span)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -533,6 +588,10 @@ struct FileImport<'a> {
     open: foldhash::HashMap<usize, Open>,
     matcher: Matcher,
     spans: u64,
+    /// The earliest start and the latest end (or start, for a span
+    /// without an end) of the spans written.
+    first_ns: Option<i64>,
+    last_ns: Option<i64>,
     /// The first span id of this file, and the largest `instant` row id
     /// before it.
     first_span: i64,
@@ -579,6 +638,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         open: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
+        first_ns: None,
+        last_ns: None,
         first_span: next_span,
         instants_before,
         dropped: Vec::new(),
@@ -593,7 +654,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         if failed.is_some() {
             return;
         }
-        if let Err(error) = state.event(events as usize, &event) {
+        if let Err(error) = state.event(events as usize, event) {
             failed = Some(error);
         }
         events += 1;
@@ -641,6 +702,16 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         )
         .map_err(database)?;
     }
+    // The run's first start and last end take in this file's spans in the
+    // file's transaction (SQLite's min() and max() of a NULL are NULL),
+    // so they cover exactly the files committed, without reading `span`.
+    tx.execute(
+        "UPDATE run SET start_ns = COALESCE(min(start_ns, ?2), start_ns, ?2),
+                        end_ns = COALESCE(max(end_ns, ?3), end_ns, ?3)
+         WHERE id = ?1",
+        params![run, state.first_ns, state.last_ns],
+    )
+    .map_err(database)?;
     tx.execute(
         "UPDATE source_file SET events = ?2, truncated = ?3 WHERE id = ?1",
         params![file, events as i64, info.truncated],
@@ -657,7 +728,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
 type Sql<T> = Result<T, rusqlite::Error>;
 
 impl FileImport<'_> {
-    fn event(&mut self, index: usize, event: &Event) -> Sql<()> {
+    fn event(&mut self, index: usize, mut event: Event) -> Sql<()> {
+        let event = &mut event;
         let Some(pid) = event.pid else {
             return Ok(());
         };
@@ -709,7 +781,8 @@ impl FileImport<'_> {
                     index,
                     Open {
                         id,
-                        cat: event.cat.clone(),
+                        // The matcher keeps no category of a `B`.
+                        cat: event.cat.take(),
                         parent,
                         depth,
                     },
@@ -718,16 +791,20 @@ impl FileImport<'_> {
             Some(Phase::Complete) => {
                 let (parent, depth) = enclosing(self);
                 let id = self.take_span_id();
-                self.write_span(
+                // The matcher has no use for an `X`: its strings are taken.
+                self.write_span(SpanRow {
                     id,
-                    &Seen::of(index, event),
+                    thread,
                     process,
-                    event.cat.as_deref(),
-                    event.end_ns(),
-                    Some(depth),
+                    name: event.name.take(),
+                    cat: event.cat.take(),
+                    start_ns: event.ts_ns,
+                    end_ns: event.end_ns(),
+                    depth: Some(depth),
                     parent,
-                    Outcome::of_end(event).as_str(),
-                )?;
+                    async_id: None,
+                    outcome: Outcome::of_end(event).as_str(),
+                })?;
             }
             Some(Phase::Instant) | Some(Phase::AsyncInstant) => {
                 let (parent, _) = enclosing(self);
@@ -808,49 +885,38 @@ impl FileImport<'_> {
         let (id, depth, parent, cat) = match self.open.remove(&begin.index) {
             Some(open) => (open.id, Some(open.depth), open.parent, open.cat),
             // An async span: no depth or parent.
-            None => (self.take_span_id(), None, None, begin.cat.clone()),
+            None => (self.take_span_id(), None, None, begin.cat),
         };
-        self.write_span(
-            id,
-            &begin,
-            process,
-            cat.as_deref(),
-            end_ns,
-            depth,
-            parent,
-            outcome.as_str(),
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn write_span(
-        &mut self,
-        id: i64,
-        begin: &Seen,
-        process: i64,
-        cat: Option<&str>,
-        end_ns: Option<i64>,
-        depth: Option<i64>,
-        parent: Option<i64>,
-        outcome: &str,
-    ) -> Sql<()> {
         let thread = match begin.thread {
             Some((pid, tid)) => Some(self.thread(process, pid, tid)?),
             None => None,
         };
-        self.statements.span.execute(params![
+        self.write_span(SpanRow {
             id,
             thread,
             process,
-            begin.name,
+            name: begin.name,
             cat,
-            begin.ts_ns,
+            start_ns: begin.ts_ns,
             end_ns,
             depth,
             parent,
-            begin.id,
-            outcome
-        ])?;
+            async_id: begin.id,
+            outcome: outcome.as_str(),
+        })
+    }
+
+    fn write_span(&mut self, row: SpanRow) -> Sql<()> {
+        if let Some(start) = row.start_ns {
+            self.first_ns = Some(self.first_ns.map_or(start, |first| first.min(start)));
+        }
+        if let Some(end) = row.end_ns.or(row.start_ns) {
+            self.last_ns = Some(self.last_ns.map_or(end, |last| last.max(end)));
+        }
+        let statements = &mut self.statements;
+        row.bind(&mut statements.span, statements.span_bound.as_ref())?;
+        statements.span.raw_execute()?;
+        statements.span_bound = Some(row);
         Ok(())
     }
 

@@ -12,6 +12,8 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor}
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub(crate) mod plain;
+
 /// The `ph` (phase) field of an event.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
@@ -680,7 +682,11 @@ pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
 /// exponent, in one pass without allocating; `None` for anything else and
 /// on overflow.
 fn plain_micros_to_ns(text: &str) -> Option<i64> {
-    let bytes = text.as_bytes();
+    plain_micros_bytes_to_ns(text.as_bytes())
+}
+
+/// [`plain_micros_to_ns`] of text as bytes.
+pub(crate) fn plain_micros_bytes_to_ns(bytes: &[u8]) -> Option<i64> {
     let (negative, digits) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, bytes),
