@@ -43,6 +43,7 @@ use crate::pftrace::{
     SEQ_INCREMENTAL_STATE_CLEARED, TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END,
 };
 use crate::read::stream_trace_text;
+use crate::spans;
 
 /// Why a conversion failed.
 #[derive(Debug)]
@@ -477,14 +478,10 @@ impl PerfettoEncoder {
                 let track = uuid_of(("async", &key, self.async_slices));
                 self.async_track(pid, track, e, out)?;
                 self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
-                // The earliest waiting end at or after this begin closes it.
+                // The waiting end this begin closes, as `check` pairs them.
                 let waiting = self.waiting.get_mut(&key);
                 let end = waiting.as_ref().and_then(|ends| {
-                    ends.iter()
-                        .enumerate()
-                        .filter(|(_, end)| end.ts >= ts)
-                        .min_by_key(|(_, end)| (end.ts, end.index))
-                        .map(|(at, _)| at)
+                    spans::end_for_begin(ends, Some(ts), |end| (Some(end.ts), end.index))
                 });
                 match (waiting, end) {
                     (Some(ends), Some(at)) => {
@@ -508,16 +505,10 @@ impl PerfettoEncoder {
             }
             Phase::AsyncEnd => {
                 let key: AsyncKey = (pid, e.cat.clone(), e.id.clone(), e.name.clone());
-                // The latest begin at or before this end (the innermost of
-                // nested spans with one id) is the one it closes.
+                // The open begin this end closes, as `check` pairs them.
                 let open = self.open_async.get_mut(&key);
                 let begin = open.as_ref().and_then(|begins| {
-                    begins
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, begin)| begin.ts <= ts)
-                        .max_by_key(|(_, begin)| (begin.ts, begin.index))
-                        .map(|(at, _)| at)
+                    spans::begin_for_end(begins, Some(ts), |begin| (Some(begin.ts), begin.index))
                 });
                 match (open, begin) {
                     (Some(begins), Some(at)) => {

@@ -55,6 +55,11 @@ impl Seen {
         }
     }
 
+    /// The event's time and position in the file, which pairing orders by.
+    fn when(&self) -> (Option<i64>, u64) {
+        (self.ts_ns, self.index as u64)
+    }
+
     /// A short description for messages, such as `B "main"`.
     pub fn label(&self) -> String {
         let code = self.ph.as_ref().map_or("?", Phase::code);
@@ -141,6 +146,40 @@ fn in_time(begin: Option<i64>, end: Option<i64>) -> bool {
     }
 }
 
+/// Of `ends` waiting for a begin of their key, the position of the one a
+/// begin at `ts` closes: the earliest at or after it (then the first in
+/// the file). `at` gives an end's time and file position.
+pub(crate) fn end_for_begin<T>(
+    ends: &[T],
+    ts: Option<i64>,
+    at: impl Fn(&T) -> (Option<i64>, u64),
+) -> Option<usize> {
+    ends.iter()
+        .map(at)
+        .enumerate()
+        .filter(|(_, (end, _))| in_time(ts, *end))
+        .min_by_key(|(_, end)| *end)
+        .map(|(position, _)| position)
+}
+
+/// Of `begins` open for a key, the position of the one an end at `ts`
+/// closes: the latest at or before it (then the last in the file), the
+/// innermost of nested spans with one id. `at` gives a begin's time and
+/// file position.
+pub(crate) fn begin_for_end<T>(
+    begins: &[T],
+    ts: Option<i64>,
+    at: impl Fn(&T) -> (Option<i64>, u64),
+) -> Option<usize> {
+    begins
+        .iter()
+        .map(at)
+        .enumerate()
+        .filter(|(_, (begin, _))| in_time(*begin, ts))
+        .max_by_key(|(_, begin)| *begin)
+        .map(|(position, _)| position)
+}
+
 /// Matches `B` with `E` per thread in stack order, and `b` with `e` by key
 /// and time. Events without the fields needed to match them are skipped
 /// (the checker reports those fields separately).
@@ -170,15 +209,7 @@ impl Matcher {
             Some(Phase::AsyncBegin) => {
                 if let Some(key) = async_key(event) {
                     let unpaired = self.unpaired.entry(key.clone()).or_default();
-                    // The earliest end at or after the begin.
-                    let end = unpaired
-                        .ends
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, end)| in_time(event.ts_ns, end.ts_ns))
-                        .min_by_key(|(_, end)| (end.ts_ns, end.index))
-                        .map(|(at, _)| at);
-                    match end {
+                    match end_for_begin(&unpaired.ends, event.ts_ns, Seen::when) {
                         Some(at) => {
                             let end = unpaired.ends.remove(at);
                             self.forget_if_paired(&key);
@@ -197,16 +228,7 @@ impl Matcher {
             Some(Phase::AsyncEnd) => {
                 if let Some(key) = async_key(event) {
                     let unpaired = self.unpaired.entry(key.clone()).or_default();
-                    // The latest begin at or before the end (the innermost
-                    // of nested spans with one id).
-                    let begin = unpaired
-                        .begins
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, begin)| in_time(begin.ts_ns, event.ts_ns))
-                        .max_by_key(|(_, begin)| (begin.ts_ns, begin.index))
-                        .map(|(at, _)| at);
-                    match begin {
+                    match begin_for_end(&unpaired.begins, event.ts_ns, Seen::when) {
                         Some(at) => {
                             let begin = unpaired.begins.remove(at);
                             self.forget_if_paired(&key);
