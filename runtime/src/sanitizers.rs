@@ -6,14 +6,19 @@
 //! thread cannot be started. (Its reports about the runtime's own data are
 //! false positives: see runtime/sanitizers/tsan.supp.)
 //!
-//! With LeakSanitizer (`-fsanitize=address` or `=leak`): a forked child has only the thread that called `fork`. What the
-//! runtime's service threads were started with (the Rust standard library's
-//! thread records) is pointed to only by those threads' stacks and
-//! registers, which LeakSanitizer does not scan in the child, and glibc
-//! reuses those stacks for the child's own threads. That memory is not a
-//! leak of the child, so it is allocated with LeakSanitizer told to ignore
-//! it. (The record buffers of the parent's threads are not kept either: the
-//! child frees them.)
+//! With LeakSanitizer (`-fsanitize=address` or `=leak`): a forked child has
+//! only the thread that called `fork`. Whatever the runtime's service
+//! threads (writer, signal watcher, sampler) held at that moment (the Rust
+//! standard library's thread records, a spare chunk being allocated, the
+//! sampler's state and a sample under way) is pointed to only by those
+//! threads' stacks and registers, which LeakSanitizer does not scan in the
+//! child, and glibc reuses those stacks for the child's own threads. That
+//! memory is not a leak of the child, and the program must still exit with
+//! its own status, so LeakSanitizer is told to ignore what a service thread
+//! allocates ([`untracked_thread`]) and what is allocated to start one
+//! ([`spawn_untracked`]). Ignored memory is still scanned for pointers, so
+//! nothing it points to is reported either. (The record buffers of the
+//! parent's threads are not kept in the child: the child frees them.)
 
 use std::ffi::c_void;
 use std::sync::OnceLock;
@@ -78,4 +83,16 @@ pub(crate) fn spawn_untracked<T>(spawn: impl FnOnce() -> T) -> T {
         unsafe { (l.enable)() };
     }
     result
+}
+
+/// Makes LeakSanitizer ignore everything the calling thread allocates from
+/// now on. Called first by each service thread: none of its memory is
+/// reported, in particular not in a forked child, where the thread does not
+/// exist.
+pub(crate) fn untracked_thread() {
+    if let Some(l) = lsan() {
+        // SAFETY: LeakSanitizer's own call; left unpaired on purpose, the
+        // thread stays untracked until it ends.
+        unsafe { (l.disable)() };
+    }
 }

@@ -219,6 +219,7 @@ pub(crate) fn spawn_service(
     let builder = std::thread::Builder::new().name(name.into());
     let spawned = crate::sanitizers::spawn_untracked(|| {
         builder.spawn(move || {
+            crate::sanitizers::untracked_thread();
             let tid = crate::buffer::current_tid();
             // With every entry taken (never, with three service threads),
             // the watcher just never ends the process early.
