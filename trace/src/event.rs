@@ -71,6 +71,26 @@ impl Phase {
         }
     }
 
+    /// The phase for a `ph` code given as bytes; `None` when they are not
+    /// UTF-8.
+    pub(crate) fn from_code_bytes(code: &[u8]) -> Option<Phase> {
+        Some(match code {
+            b"B" => Phase::Begin,
+            b"E" => Phase::End,
+            b"X" => Phase::Complete,
+            b"i" => Phase::Instant,
+            b"b" => Phase::AsyncBegin,
+            b"n" => Phase::AsyncInstant,
+            b"e" => Phase::AsyncEnd,
+            b"C" => Phase::Counter,
+            b"M" => Phase::Metadata,
+            b"s" => Phase::FlowStart,
+            b"t" => Phase::FlowStep,
+            b"f" => Phase::FlowEnd,
+            other => Phase::Other(std::str::from_utf8(other).ok()?.to_string()),
+        })
+    }
+
     /// The `ph` code of this phase.
     pub fn code(&self) -> &str {
         match self {

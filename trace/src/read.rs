@@ -426,9 +426,15 @@ impl<R: Read> Parser<R> {
             let line = start.line;
             let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
             let plain = crate::event::plain::parse(rest, line);
-            let event = if let Some((event, end)) = plain {
-                self.advance_to(self.pos + end);
-                event
+            let event = if let Some(plain) = plain {
+                // The reader counted the event's line breaks.
+                if plain.newlines > 0 {
+                    self.line += plain.newlines;
+                    self.line_start = self.pos + plain.line_start;
+                    self.line_chars_dropped = 0;
+                }
+                self.pos += plain.len;
+                plain.event
             } else {
                 self.serde_event(line)?
             };

@@ -15,11 +15,28 @@
 
 use super::{plain_micros_bytes_to_ns, Event, Phase};
 
-/// The event at the start of `bytes` (which may have more input after it)
-/// and the number of bytes it took, when it has the plain form; `line` is
-/// the line it starts on.
-pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
-    let mut at = Cursor { bytes, at: 0 };
+/// An event read by [`parse`].
+#[derive(Debug, PartialEq)]
+pub(crate) struct Plain {
+    pub event: Event,
+    /// The number of bytes it took.
+    pub len: usize,
+    /// The line breaks in it (only its whitespace may hold them), and
+    /// where the line after the last one starts: the reader keeps its line
+    /// count without going over the bytes again.
+    pub newlines: usize,
+    pub line_start: usize,
+}
+
+/// The event at the start of `bytes` (which may have more input after it),
+/// when it has the plain form; `line` is the line it starts on.
+pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<Plain> {
+    let mut at = Cursor {
+        bytes,
+        at: 0,
+        newlines: 0,
+        line_start: 0,
+    };
     at.expect(b'{')?;
     let mut event = Event {
         line,
@@ -27,7 +44,7 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
     };
     at.whitespace();
     if at.peek()? == b'}' {
-        return Some((event, at.at + 1));
+        return Some(at.done(event));
     }
     loop {
         let key = at.string()?;
@@ -37,7 +54,7 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
         match key {
             b"name" => event.name = Some(at.text()?.to_string()),
             b"cat" => event.cat = Some(at.text()?.to_string()),
-            b"ph" => event.ph = Some(Phase::from_code(at.text()?)),
+            b"ph" => event.ph = Some(Phase::from_code_bytes(at.string()?)?),
             b"pid" => event.pid = Some(at.integer()?),
             b"tid" => event.tid = Some(at.integer()?),
             b"ts" => (event.ts, event.ts_ns) = at.time()?,
@@ -66,18 +83,41 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
                 at.at += 1;
                 at.whitespace();
             }
-            b'}' => return Some((event, at.at + 1)),
+            b'}' => return Some(at.done(event)),
             _ => return None,
         }
     }
 }
 
+/// A number [`Cursor::parts`] read: where it starts, its sign, how many
+/// digits it has before and after the point, and those digits as one
+/// integer (exact when they are at most 19).
+struct Number {
+    start: usize,
+    negative: bool,
+    whole: usize,
+    fraction: usize,
+    digits: u64,
+}
+
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
+    newlines: usize,
+    line_start: usize,
 }
 
 impl<'a> Cursor<'a> {
+    /// `event`, read up to the `}` at the cursor.
+    fn done(&self, event: Event) -> Plain {
+        Plain {
+            event,
+            len: self.at + 1,
+            newlines: self.newlines,
+            line_start: self.line_start,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -87,8 +127,12 @@ impl<'a> Cursor<'a> {
     }
 
     fn whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        while let Some(byte @ (b' ' | b'\t' | b'\n' | b'\r')) = self.peek() {
             self.at += 1;
+            if byte == b'\n' {
+                self.newlines += 1;
+                self.line_start = self.at;
+            }
         }
     }
 
@@ -110,68 +154,78 @@ impl<'a> Cursor<'a> {
 
     /// A JSON number without an exponent, as text.
     fn number(&mut self) -> Option<&'a [u8]> {
+        let number = self.parts()?;
+        Some(&self.bytes[number.start..self.at])
+    }
+
+    /// A JSON number without an exponent, read in one pass.
+    fn parts(&mut self) -> Option<Number> {
         let start = self.at;
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.at += 1;
         }
-        let whole = self.digits();
+        let (whole, digits) = self.digits(0);
         // JSON allows no leading zero before another digit.
         if whole == 0 || (whole > 1 && self.bytes[self.at - whole] == b'0') {
             return None;
         }
+        let (mut fraction, mut digits) = (0, digits);
         if self.peek() == Some(b'.') {
             self.at += 1;
-            if self.digits() == 0 {
+            (fraction, digits) = self.digits(digits);
+            if fraction == 0 {
                 return None;
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             return None;
         }
-        Some(&self.bytes[start..self.at])
+        Some(Number {
+            start,
+            negative,
+            whole,
+            fraction,
+            digits,
+        })
     }
 
-    fn digits(&mut self) -> usize {
-        let count = self.bytes[self.at..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        self.at += count;
-        count
+    /// Moves over digits: how many, and `value` with them appended
+    /// (exact while it has at most 19 digits in all).
+    fn digits(&mut self, mut value: u64) -> (usize, u64) {
+        let start = self.at;
+        while let Some(&byte) = self.bytes.get(self.at) {
+            if !byte.is_ascii_digit() {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add(u64::from(byte - b'0'));
+            self.at += 1;
+        }
+        (self.at - start, value)
     }
 
     /// A non-negative integer that fits an `i64` (serde_json reads `-0` as
     /// a float; negative ids and pids are left to it).
     fn integer(&mut self) -> Option<i64> {
-        let mut value: i64 = 0;
-        for &byte in self.number()? {
-            if !byte.is_ascii_digit() {
-                return None;
-            }
-            value = value.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+        let number = self.parts()?;
+        if number.negative || number.fraction > 0 || number.whole > 19 {
+            return None;
         }
-        Some(value)
+        i64::try_from(number.digits).ok()
     }
 
     /// A time in microseconds, as `f64` and as exact nanoseconds.
     fn time(&mut self) -> Option<(Option<f64>, Option<i64>)> {
-        let text = self.number()?;
-        let negative = text[0] == b'-';
-        let digits = &text[usize::from(negative)..];
-        let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
-            Some(dot) => (&digits[..dot], &digits[dot + 1..]),
-            None => (digits, &[][..]),
-        };
+        let number = self.parts()?;
+        let (negative, fraction) = (number.negative, number.fraction);
+        let text = &self.bytes[number.start..self.at];
         // The usual case, at most 19 digits (which fit a u64) of which at
-        // most 3 decimals (the number is exact in nanoseconds), in one pass.
-        let exact = fraction.len() <= 3;
-        let nanos = if exact && whole.len() + fraction.len() <= 19 {
-            let mut value: u64 = 0;
-            for &digit in whole.iter().chain(fraction) {
-                value = value * 10 + u64::from(digit - b'0');
-            }
-            let scale = 10u64.pow(3 - fraction.len() as u32);
-            let value = i64::try_from(value.checked_mul(scale)?).ok()?;
+        // most 3 decimals (the number is exact in nanoseconds), read in the
+        // same pass as the text.
+        let exact = fraction <= 3;
+        let nanos = if exact && number.whole + fraction <= 19 {
+            let scale = 10u64.pow(3 - fraction as u32);
+            let value = i64::try_from(number.digits.checked_mul(scale)?).ok()?;
             if negative {
                 -value
             } else {
@@ -232,6 +286,11 @@ mod tests {
     use super::super::RawEvent;
     use super::*;
 
+    /// The event [`parse`] reads at the start of `text`, and its length.
+    fn by_plain(text: &str, line: usize) -> Option<(Event, usize)> {
+        parse(text.as_bytes(), line).map(|plain| (plain.event, plain.len))
+    }
+
     /// The event serde_json reads at the start of `text`, and its length.
     fn by_serde(text: &str, line: usize) -> Option<(Event, usize)> {
         let mut stream =
@@ -259,10 +318,22 @@ mod tests {
             r#"{"ts":1.23456,"dur":123456789012345.6789}"#,
         ];
         for text in texts {
-            let plain = parse(text.as_bytes(), 7);
+            let plain = by_plain(text, 7);
             assert!(plain.is_some(), "{text}");
             assert_eq!(plain, by_serde(text, 7), "{text}");
         }
+    }
+
+    #[test]
+    fn the_line_breaks_of_an_event_are_counted() {
+        let text = "{ \"ph\":\"i\",\n\"pid\":1\r\n,\n  \"ts\":2 }\n,";
+        let plain = parse(text.as_bytes(), 1).expect("plain");
+        assert_eq!(plain.len, text.len() - 2);
+        assert_eq!(plain.newlines, 3);
+        assert_eq!(&text[plain.line_start..plain.len], "  \"ts\":2 }");
+        let one_line = parse(br#"{"ph":"B","ph":"Q"}"#, 1).expect("plain");
+        assert_eq!((one_line.newlines, one_line.line_start), (0, 0));
+        assert_eq!(one_line.event.ph, Some(Phase::Other("Q".to_string())));
     }
 
     #[test]
