@@ -31,7 +31,7 @@ use crate::error::TraceError;
 use crate::event::{Event, Phase};
 use crate::merge::{identify, trace_files, Facts, MergeError, Process};
 use crate::outcome::{Endings, Outcome};
-use crate::read::stream_trace;
+use crate::read::stream_trace_in_place;
 use crate::spans::{Matched, Matcher, Mismatch};
 
 const SCHEMA: &str = "
@@ -650,7 +650,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     };
     let mut events = 0u64;
     let mut failed = None;
-    let info = stream_trace(path, |event| {
+    let info = stream_trace_in_place(path, |event| {
         if failed.is_some() {
             return;
         }
@@ -728,8 +728,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
 type Sql<T> = Result<T, rusqlite::Error>;
 
 impl FileImport<'_> {
-    fn event(&mut self, index: usize, mut event: Event) -> Sql<()> {
-        let event = &mut event;
+    fn event(&mut self, index: usize, event: &mut Event) -> Sql<()> {
         let Some(pid) = event.pid else {
             return Ok(());
         };

@@ -13,13 +13,12 @@
 //! same [`Event`] as [`super::RawEvent::into_event`]: a test compares the
 //! two on every kind of member.
 
-use super::{plain_micros_bytes_to_ns, Event, Phase};
+use super::{plain_micros_bytes_to_ns, Event, Member as Key, Phase};
 
-/// An event read by [`parse`].
+/// What [`parse_into`] read besides the event.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Plain {
-    pub event: Event,
-    /// The number of bytes it took.
+    /// The number of bytes the event took.
     pub len: usize,
     /// The line breaks in it (only its whitespace may hold them), and
     /// where the line after the last one starts: the reader keeps its line
@@ -28,9 +27,12 @@ pub(crate) struct Plain {
     pub line_start: usize,
 }
 
-/// The event at the start of `bytes` (which may have more input after it),
-/// when it has the plain form; `line` is the line it starts on.
-pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<Plain> {
+/// Reads the event at the start of `bytes` (which may have more input
+/// after it) into `event`, when it has the plain form; `line` is the line
+/// it starts on. The strings `event` holds keep their allocations for the
+/// new one (the reader hands every event over in the same [`Event`]).
+/// When it returns `None`, what `event` holds is left to be replaced.
+pub(crate) fn parse_into(bytes: &[u8], line: usize, event: &mut Event) -> Option<Plain> {
     let mut at = Cursor {
         bytes,
         at: 0,
@@ -38,38 +40,39 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<Plain> {
         line_start: 0,
     };
     at.expect(b'{')?;
-    let mut event = Event {
+    let (mut name, mut cat, mut id) = (event.name.take(), event.cat.take(), event.id.take());
+    *event = Event {
         line,
         ..Event::default()
     };
     at.whitespace();
     if at.peek()? == b'}' {
-        return Some(at.done(event));
+        return Some(at.done());
     }
     loop {
-        let key = at.string()?;
+        let key = at.key()?;
         at.whitespace();
         at.expect(b':')?;
         at.whitespace();
         match key {
-            b"name" => event.name = Some(at.text()?.to_string()),
-            b"cat" => event.cat = Some(at.text()?.to_string()),
-            b"ph" => event.ph = Some(Phase::from_code_bytes(at.string()?)?),
-            b"pid" => event.pid = Some(at.integer()?),
-            b"tid" => event.tid = Some(at.integer()?),
-            b"ts" => (event.ts, event.ts_ns) = at.time()?,
-            b"dur" => (event.dur, event.dur_ns) = at.time()?,
+            Key::Name => event.name = Some(refill(name.take(), at.text()?)),
+            Key::Cat => event.cat = Some(refill(cat.take(), at.text()?)),
+            Key::Ph => event.ph = Some(Phase::from_code_bytes(at.string()?)?),
+            Key::Pid => event.pid = Some(at.integer()?),
+            Key::Tid => event.tid = Some(at.integer()?),
+            Key::Ts => (event.ts, event.ts_ns) = at.time()?,
+            Key::Dur => (event.dur, event.dur_ns) = at.time()?,
             // A numeric id is kept as its decimal text, as serde_json
             // writes a non-negative integer.
-            b"id" => {
+            Key::Id => {
                 event.id = Some(if at.peek()? == b'"' {
-                    at.text()?.to_string()
+                    refill(id.take(), at.text()?)
                 } else {
                     at.integer()?.to_string()
                 })
             }
-            b"args" => return None,
-            _ => {
+            Key::Args => return None,
+            Key::Other => {
                 if at.peek()? == b'"' {
                     at.string()?;
                 } else {
@@ -83,7 +86,7 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<Plain> {
                 at.at += 1;
                 at.whitespace();
             }
-            b'}' => return Some(at.done(event)),
+            b'}' => return Some(at.done()),
             _ => return None,
         }
     }
@@ -100,6 +103,18 @@ struct Number {
     digits: u64,
 }
 
+/// `text` in `buffer`, when there is one, or in a new string.
+fn refill(buffer: Option<String>, text: &str) -> String {
+    match buffer {
+        Some(mut buffer) => {
+            buffer.clear();
+            buffer.push_str(text);
+            buffer
+        }
+        None => text.to_string(),
+    }
+}
+
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -108,10 +123,9 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    /// `event`, read up to the `}` at the cursor.
-    fn done(&self, event: Event) -> Plain {
+    /// The event read, up to the `}` at the cursor.
+    fn done(&self) -> Plain {
         Plain {
-            event,
             len: self.at + 1,
             newlines: self.newlines,
             line_start: self.line_start,
@@ -134,6 +148,32 @@ impl<'a> Cursor<'a> {
                 self.line_start = self.at;
             }
         }
+    }
+
+    /// A member name, without escapes or control characters. The names
+    /// the runtime writes are told from their first two bytes and
+    /// compared whole, without a search for the closing quote.
+    fn key(&mut self) -> Option<Key> {
+        let rest = &self.bytes[self.at..];
+        let known = |name: &[u8]| {
+            rest.len() > name.len() + 1
+                && &rest[1..=name.len()] == name
+                && rest[name.len() + 1] == b'"'
+        };
+        let (key, length) = match (rest.get(1), rest.get(2)) {
+            (Some(b'n'), _) if known(b"name") => (Key::Name, 4),
+            (Some(b'c'), _) if known(b"cat") => (Key::Cat, 3),
+            (Some(b'p'), Some(b'h')) if known(b"ph") => (Key::Ph, 2),
+            (Some(b'p'), _) if known(b"pid") => (Key::Pid, 3),
+            (Some(b't'), Some(b's')) if known(b"ts") => (Key::Ts, 2),
+            (Some(b't'), _) if known(b"tid") => (Key::Tid, 3),
+            (Some(b'd'), _) if known(b"dur") => (Key::Dur, 3),
+            (Some(b'i'), _) if known(b"id") => (Key::Id, 2),
+            _ => return Some(Key::of(self.string()?)),
+        };
+        // Past the two quotes and the name.
+        self.at += length + 2;
+        Some(key)
     }
 
     /// The bytes of a string without escapes or control characters.
@@ -286,9 +326,11 @@ mod tests {
     use super::super::RawEvent;
     use super::*;
 
-    /// The event [`parse`] reads at the start of `text`, and its length.
+    /// The event [`parse_into`] reads at the start of `text`, and its
+    /// length.
     fn by_plain(text: &str, line: usize) -> Option<(Event, usize)> {
-        parse(text.as_bytes(), line).map(|plain| (plain.event, plain.len))
+        let mut event = Event::default();
+        parse_into(text.as_bytes(), line, &mut event).map(|plain| (event, plain.len))
     }
 
     /// The event serde_json reads at the start of `text`, and its length.
@@ -316,24 +358,37 @@ mod tests {
             r#"{"ts":-9223372036854775.807,"dur":-0.000}"#,
             r#"{"ts":0.5,"dur":4.096}"#,
             r#"{"ts":1.23456,"dur":123456789012345.6789}"#,
+            r#"{"names":"x","pi":1,"tsx":2,"i":3,"p":4,"t":5,"":6,"n":"7","idx":8,"durs":9,"ph":"i"}"#,
+            r#"{"pid":1,"tid":2,"cat":"c","ts":3,"name":"n","dur":4,"id":"i","ph":"X"}"#,
         ];
         for text in texts {
             let plain = by_plain(text, 7);
             assert!(plain.is_some(), "{text}");
             assert_eq!(plain, by_serde(text, 7), "{text}");
         }
+        // Read into the event that held the one before, each reads the same.
+        let mut event = Event::default();
+        for text in texts.iter().chain(&texts) {
+            let plain = parse_into(text.as_bytes(), 7, &mut event).expect("plain");
+            assert_eq!(
+                Some((event.clone(), plain.len)),
+                by_serde(text, 7),
+                "{text}"
+            );
+        }
     }
 
     #[test]
     fn the_line_breaks_of_an_event_are_counted() {
         let text = "{ \"ph\":\"i\",\n\"pid\":1\r\n,\n  \"ts\":2 }\n,";
-        let plain = parse(text.as_bytes(), 1).expect("plain");
+        let mut event = Event::default();
+        let plain = parse_into(text.as_bytes(), 1, &mut event).expect("plain");
         assert_eq!(plain.len, text.len() - 2);
         assert_eq!(plain.newlines, 3);
         assert_eq!(&text[plain.line_start..plain.len], "  \"ts\":2 }");
-        let one_line = parse(br#"{"ph":"B","ph":"Q"}"#, 1).expect("plain");
+        let one_line = parse_into(br#"{"ph":"B","ph":"Q"}"#, 1, &mut event).expect("plain");
         assert_eq!((one_line.newlines, one_line.line_start), (0, 0));
-        assert_eq!(one_line.event.ph, Some(Phase::Other("Q".to_string())));
+        assert_eq!(event.ph, Some(Phase::Other("Q".to_string())));
     }
 
     #[test]
@@ -398,6 +453,8 @@ mod tests {
             r#"{"x":true}"#,
             r#"{"x":[1]}"#,
             r#"{"name":"a""#,
+            r#"{"name""#,
+            r#"{"nam"#,
             r#"{"name":"a","#,
             r#"{"name":"a" "ph":"B"}"#,
             r#"{"name":"a",}"#,
@@ -405,7 +462,7 @@ mod tests {
             r#"[]"#,
         ];
         for text in texts {
-            assert_eq!(parse(text.as_bytes(), 1), None, "{text}");
+            assert_eq!(by_plain(text, 1), None, "{text}");
         }
     }
 }
