@@ -584,6 +584,9 @@ struct FileImport<'a> {
     /// The command line of each pid, as the JSON array the runtime wrote.
     commands: HashMap<i64, String>,
     threads: foldhash::HashMap<(i64, i64), i64>,
+    /// The last process and thread looked up, and their rows.
+    last_process: Option<(i64, i64)>,
+    last_thread: Option<((i64, i64), i64)>,
     /// Open `B`s by their position in the file.
     open: foldhash::HashMap<usize, Open>,
     matcher: Matcher,
@@ -635,6 +638,8 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         facts: HashMap::new(),
         commands: HashMap::new(),
         threads: Default::default(),
+        last_process: None,
+        last_thread: None,
         open: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
@@ -966,7 +971,14 @@ impl FileImport<'_> {
     /// The row id of process `pid` of this file, created on first sight;
     /// who it is gets filled in at the end of the file.
     fn process(&mut self, pid: i64) -> Sql<i64> {
+        // Events come in runs of one thread: the last answer, then the map.
+        if let Some((last, row)) = self.last_process {
+            if last == pid {
+                return Ok(row);
+            }
+        }
         if let Some(&(row, _)) = self.pids.get(&pid) {
+            self.last_process = Some((pid, row));
             return Ok(row);
         }
         self.tx.execute(
@@ -980,7 +992,13 @@ impl FileImport<'_> {
     }
 
     fn thread(&mut self, process: i64, pid: i64, tid: i64) -> Sql<i64> {
+        if let Some((last, row)) = self.last_thread {
+            if last == (pid, tid) {
+                return Ok(row);
+            }
+        }
         if let Some(&row) = self.threads.get(&(pid, tid)) {
+            self.last_thread = Some(((pid, tid), row));
             return Ok(row);
         }
         let mut insert = self

@@ -55,8 +55,8 @@ pub(crate) fn parse_into(bytes: &[u8], line: usize, event: &mut Event) -> Option
         at.expect(b':')?;
         at.whitespace();
         match key {
-            Key::Name => event.name = Some(refill(name.take(), at.text()?)),
-            Key::Cat => event.cat = Some(refill(cat.take(), at.text()?)),
+            Key::Name => event.name = Some(refill(name.take(), at.string()?)?),
+            Key::Cat => event.cat = Some(refill(cat.take(), at.string()?)?),
             Key::Ph => event.ph = Some(Phase::from_code_bytes(at.string()?)?),
             Key::Pid => event.pid = Some(at.integer()?),
             Key::Tid => event.tid = Some(at.integer()?),
@@ -66,7 +66,7 @@ pub(crate) fn parse_into(bytes: &[u8], line: usize, event: &mut Event) -> Option
             // writes a non-negative integer.
             Key::Id => {
                 event.id = Some(if at.peek()? == b'"' {
-                    refill(id.take(), at.text()?)
+                    refill(id.take(), at.string()?)?
                 } else {
                     at.integer()?.to_string()
                 })
@@ -103,15 +103,19 @@ struct Number {
     digits: u64,
 }
 
-/// `text` in `buffer`, when there is one, or in a new string.
-fn refill(buffer: Option<String>, text: &str) -> String {
+/// The string of UTF-8 `bytes`, in `buffer` when there is one (a string
+/// the event before had): unchanged when it holds the same text already,
+/// as the name and category of consecutive events often are, which saves
+/// checking the bytes as UTF-8 again. `None` when they are not UTF-8.
+fn refill(buffer: Option<String>, bytes: &[u8]) -> Option<String> {
     match buffer {
+        Some(buffer) if buffer.as_bytes() == bytes => Some(buffer),
         Some(mut buffer) => {
             buffer.clear();
-            buffer.push_str(text);
-            buffer
+            buffer.push_str(std::str::from_utf8(bytes).ok()?);
+            Some(buffer)
         }
-        None => text.to_string(),
+        None => Some(std::str::from_utf8(bytes).ok()?.to_string()),
     }
 }
 
@@ -186,10 +190,6 @@ impl<'a> Cursor<'a> {
         self.at = start + length;
         self.expect(b'"')?;
         Some(&self.bytes[start..start + length])
-    }
-
-    fn text(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.string()?).ok()
     }
 
     /// A JSON number without an exponent, as text.
