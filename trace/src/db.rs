@@ -256,6 +256,13 @@ pub fn import(
         tx.commit().map_err(database)?;
         done.push(imported);
     }
+    // SQLite sorts the keys of a new index in memory up to the size of
+    // its page cache (at least 250 pages, 4 MiB here), then in runs merged
+    // through a temporary file: a 16 MiB cache makes a quarter as many
+    // runs, about 4% less CPU for the whole import of 11 M events, for
+    // 26 MiB more peak RSS whatever the input's size (docs/benchmarks.md).
+    conn.execute_batch("PRAGMA cache_size = -16384")
+        .map_err(database)?;
     conn.execute_batch(INDEXES).map_err(database)?;
     let Some(run_id) = run_id else {
         return Ok(done);
