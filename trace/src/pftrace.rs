@@ -286,17 +286,25 @@ pub(crate) fn is_pftrace(name: &std::path::Path, head: &[u8]) -> bool {
 }
 
 /// Reads a pftrace from `input`, handing each event and its JSON text (as
-/// the JSON writer would write it) to `sink`. Errors name no file; the
-/// caller adds it.
+/// the JSON writer would write it) to `sink`; the text is empty unless
+/// `text` (writing it costs about as much as reading the event, and `db`
+/// has no use for it). Errors name no file; the caller adds it.
 pub(crate) fn stream(
     input: impl Read,
+    text: bool,
     sink: &mut dyn FnMut(Event, &str),
 ) -> Result<PftraceInfo, TraceError> {
-    Reader::default().run(BufReader::with_capacity(1 << 20, input), sink)
+    let reader = Reader {
+        no_text: !text,
+        ..Reader::default()
+    };
+    reader.run(BufReader::with_capacity(1 << 20, input), sink)
 }
 
 #[derive(Default)]
 struct Reader {
+    /// Hand over `""` for each event's text.
+    no_text: bool,
     sequences: HashMap<u32, Sequence>,
     tracks: HashMap<u64, Track>,
     /// The pid of the file's process track, for metadata and counters.
@@ -731,7 +739,10 @@ impl Reader {
             line: self.packet,
             field_errors: Vec::new(),
         };
-        let text = event_json(&event);
+        let text = match self.no_text {
+            true => String::new(),
+            false => event_json(&event),
+        };
         sink(event, &text);
     }
 }
