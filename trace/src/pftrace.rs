@@ -14,7 +14,14 @@
 //! incremental state; timestamps are on the clock the packet (or its
 //! sequence's defaults) names, sequence-scoped incremental clocks advancing
 //! by each timestamp from the value their clock snapshot gave; a slice end
-//! closes the latest open slice of its track.
+//! closes the latest open slice of its track. Perfetto sorts packets by
+//! time; this reader does not (memory would grow with the file): a slice
+//! written when it ends (compact), its begin after the ends of the slices
+//! it encloses, reads as a `B` stamped before what precedes it and then
+//! its `E`, which the analyses take as a slice written at its end; an
+//! async slice end on a track with nothing open (its thread's packets
+//! reached the file before the beginning's) reads as an `e` that pairs
+//! with its `b` by key and time.
 //!
 //! The events are those the JSON writer writes for the same run: `B`/`E`
 //! and `i` on thread tracks, `b`/`e`/`n` on other tracks (the track's uuid
@@ -633,9 +640,17 @@ impl Reader {
                 (ph, name, cat, tid, async_id, Value::Null)
             }
             TYPE_SLICE_END => {
-                let Some((begun, begun_cat)) = track.open.pop() else {
-                    let detail = format!("a slice end on track {uuid}, where none is open");
-                    return Err(bad(n, detail));
+                let (begun, begun_cat) = match (track.open.pop(), on_thread) {
+                    (Some(begun), _) => begun,
+                    // An async slice ended on another thread: that thread's
+                    // sequence may reach the file before the beginning's.
+                    // Perfetto sorts by time; the `e` pairs with its `b` by
+                    // key and time, as in a JSON trace.
+                    (None, false) => (name.unwrap_or_default(), None),
+                    (None, true) => {
+                        let detail = format!("a slice end on track {uuid}, where none is open");
+                        return Err(bad(n, detail));
+                    }
                 };
                 if !on_thread && track.open.is_empty() {
                     // An async track carries one slice; it is described again
