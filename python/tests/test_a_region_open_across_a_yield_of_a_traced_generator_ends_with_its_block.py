@@ -6,12 +6,11 @@ runs it, the last ending when its block does, with the block's outcome
 dropped or warned about, and ``perfflow-trace db`` gives each slice of the
 region the resumption as its parent."""
 
-import threading
 from collections import Counter
 
 import pytest
 
-from support import import_db, read_pftrace, read_trace, trace_sql
+from support import import_db, read_pftrace, read_trace, run_without_misuse, trace_sql
 
 PROGRAM = """
     import threading, perfflow
@@ -72,15 +71,6 @@ EXPECTED = Counter(
 )
 
 
-def run(program, tmp_path, log_format):
-    out = tmp_path / log_format
-    done = program.run(PROGRAM, options="log-format={}:log-dir={}".format(log_format, out))
-    # No misuse: every exit met its enter.
-    assert "perfflow" not in done.stderr, done.stderr
-    [trace] = [p for p in out.iterdir() if p.name.startswith("perfflow.")]
-    return trace
-
-
 def ends_by_outcome(events):
     ends = Counter()
     for e in events:
@@ -93,7 +83,7 @@ def ends_by_outcome(events):
 def test_a_region_across_a_yield_is_a_slice_of_each_resumption_that_runs_it(
     program, tmp_path, log_format
 ):
-    trace = run(program, tmp_path, log_format)
+    trace = run_without_misuse(program, tmp_path, PROGRAM, log_format)
     # Both readers check the trace first (perfflow-trace check).
     events = read_trace(trace) if log_format == "array" else read_pftrace(trace)
     assert ends_by_outcome(events) == EXPECTED
