@@ -124,15 +124,22 @@ pub(crate) fn resume(py: Python<'_>, api: &Api, suspended: &Suspended) -> usize 
     }
     let regions = std::mem::take(&mut *suspended.regions.lock().unwrap_or_else(|e| e.into_inner()));
     suspended.any.store(false, Ordering::Relaxed);
-    for open in &regions {
+    let mut reopened = Vec::with_capacity(regions.len());
+    for open in regions {
         let region = open.region.bind(py).get();
-        region.splits.suspended.fetch_sub(1, Ordering::Relaxed);
-        region.begin(api, true);
+        let waiting =
+            region
+                .splits
+                .suspended
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        // A region whose block was left meanwhile (a plain generator inside
+        // this one, resumed elsewhere) stays ended.
+        if waiting.is_ok() {
+            region.begin(api, true);
+            reopened.push(Open { twin: true, ..open });
+        }
     }
-    OPEN.with(|stack| {
-        let reopened = regions.into_iter().map(|open| Open { twin: true, ..open });
-        stack.borrow_mut().extend(reopened)
-    });
+    OPEN.with(|stack| stack.borrow_mut().extend(reopened));
     height
 }
 

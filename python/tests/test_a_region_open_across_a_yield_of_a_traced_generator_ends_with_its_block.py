@@ -117,7 +117,7 @@ def test_a_region_across_a_yield_is_a_slice_of_each_resumption_that_runs_it(
 
 
 def test_a_region_with_a_flow_across_a_yield_has_its_flows_once(program):
-    program.run(
+    done = program.run(
         """
         import perfflow
 
@@ -130,9 +130,38 @@ def test_a_region_with_a_flow_across_a_yield_has_its_flows_once(program):
         assert list(send()) == [1, 2]
         """
     )
+    assert "perfflow" not in done.stderr, done.stderr
     events = program.only_trace()
     assert ends_by_outcome(events) == {("send", "returned"): 3, ("hand", "returned"): 3}
     flows = [e["ph"] for e in events if e.get("cat") == "flow"]
     # One arrival where the region begins, one departure where its first
     # slice ends.
     assert sorted(flows) == ["f", "s"], events
+
+
+def test_a_region_of_a_plain_generator_left_while_suspended_is_not_begun_again(program):
+    done = program.run(
+        """
+        import perfflow
+
+        def plain():
+            with perfflow.region("inner"):
+                yield 1
+                yield 2
+
+        @perfflow.trace
+        def outer(it):
+            yield next(it)
+            yield 0
+
+        it = plain()
+        o = outer(it)
+        assert next(o) == 1      # "inner" begins in this resumption of outer
+        assert next(it) == 2     # plain resumed outside outer
+        it.close()               # "inner" is left
+        assert list(o) == [0]    # outer resumes: "inner" stays ended
+        """
+    )
+    assert "perfflow" not in done.stderr, done.stderr
+    events = program.only_trace()
+    assert ends_by_outcome(events) == {("outer", "returned"): 3, ("inner", "returned"): 1}
