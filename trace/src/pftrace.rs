@@ -61,7 +61,7 @@ pub(crate) const ASYNC_ID: &str = "async_id";
 
 /// How many flows a reader remembers as begun and not yet terminated, to
 /// read a later event with one of their ids as a step (`t`): the most
-/// recently begun, 16 bytes each.
+/// recently begun, about 24 bytes each.
 const OPEN_FLOWS: usize = 1 << 16;
 
 #[derive(Clone, PartialEq, Message)]
