@@ -179,7 +179,7 @@ impl Checker {
                     ..
                 } => {
                     if let (Some(thread), Some(start)) = (begin.thread, begin.ts_ns) {
-                        span = Some((thread, start, end, begin.label(), Some(begin.index)));
+                        span = Some((thread, start, end, Some(begin)));
                     }
                 }
                 Matched::Pair { .. } => {}
@@ -188,18 +188,19 @@ impl Checker {
             if let (Some(thread), Some(start), Some(end)) =
                 (event.thread(), event.ts_ns, event.end_ns())
             {
-                span = Some((thread, start, end, event.label(), None));
+                span = Some((thread, start, end, None));
             }
         }
-        if let Some((thread, start, end, label, begun)) = span {
+        if let Some((thread, start, end, begun)) = span {
             // A span closed inside an open `B` lies within it: checked,
             // not kept.
             let keep = self.matcher.open_on(thread).is_empty();
             let outermost = self.outermost.entry(thread).or_default();
             if let Some(other) = outermost.add(start, end, index, keep) {
+                // Described only when reported: nothing is allocated per span.
                 let what = match begun {
-                    Some(begin) => format!("{label} (event {begin}) closed here"),
-                    None => label,
+                    Some(begin) => format!("{} (event {}) closed here", begin.label(), begin.index),
+                    None => event.label(),
                 };
                 report(Problem {
                     index: Some(index),
