@@ -34,6 +34,8 @@ use crate::outcome::{Endings, Outcome};
 use crate::read::stream_trace_in_place;
 use crate::spans::{Matched, Matcher, Mismatch};
 
+mod nesting;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS run (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
@@ -596,6 +598,9 @@ struct FileImport<'a> {
     last_thread: Option<((i64, i64), i64)>,
     /// Open `B`s by their position in the file.
     open: foldhash::HashMap<usize, Open>,
+    /// The threads (row ids) that have an `X`: their spans are nested by
+    /// time after the file is read ([`nesting::renest`]).
+    x_threads: foldhash::HashSet<i64>,
     matcher: Matcher,
     spans: u64,
     /// The earliest start and the latest end (or start, for a span
@@ -648,6 +653,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         last_process: None,
         last_thread: None,
         open: Default::default(),
+        x_threads: Default::default(),
         matcher: Matcher::default(),
         spans: 0,
         first_ns: None,
@@ -683,6 +689,9 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         state.matched(found).map_err(database)?;
     }
     state.unlink().map_err(database)?;
+    let mut x_threads: Vec<i64> = state.x_threads.iter().copied().collect();
+    x_threads.sort_unstable();
+    nesting::renest(tx, &x_threads, state.first_span, state.instants_before).map_err(database)?;
     let indexes = state
         .pids
         .iter()
@@ -802,6 +811,9 @@ impl FileImport<'_> {
             Some(Phase::Complete) => {
                 let (parent, depth) = enclosing(self);
                 let id = self.take_span_id();
+                if let Some(thread) = thread {
+                    self.x_threads.insert(thread);
+                }
                 // The matcher has no use for an `X`: its strings are taken.
                 self.write_span(SpanRow {
                     id,
