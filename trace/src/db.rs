@@ -598,9 +598,15 @@ struct FileImport<'a> {
     last_thread: Option<((i64, i64), i64)>,
     /// Open `B`s by their position in the file.
     open: foldhash::HashMap<usize, Open>,
-    /// The threads (row ids) that have an `X`: their spans are nested by
-    /// time after the file is read ([`nesting::renest`]).
-    x_threads: foldhash::HashSet<i64>,
+    /// The threads (row ids) whose spans are nested by time after the
+    /// file is read ([`nesting::renest`]): those with an `X`, or a `B`
+    /// earlier than an event before it (a compact `.pftrace` writes each
+    /// slice's begin and end when it ends).
+    renest: foldhash::HashSet<i64>,
+    /// The latest time seen on each thread but the current one, and the
+    /// current thread's (events come in runs of one thread).
+    latest: foldhash::HashMap<i64, i64>,
+    latest_now: Option<(i64, i64)>,
     matcher: Matcher,
     spans: u64,
     /// The earliest start and the latest end (or start, for a span
@@ -653,7 +659,9 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         last_process: None,
         last_thread: None,
         open: Default::default(),
-        x_threads: Default::default(),
+        renest: Default::default(),
+        latest: Default::default(),
+        latest_now: None,
         matcher: Matcher::default(),
         spans: 0,
         first_ns: None,
@@ -689,9 +697,9 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         state.matched(found).map_err(database)?;
     }
     state.unlink().map_err(database)?;
-    let mut x_threads: Vec<i64> = state.x_threads.iter().copied().collect();
-    x_threads.sort_unstable();
-    nesting::renest(tx, &x_threads, state.first_span, state.instants_before).map_err(database)?;
+    let mut renest: Vec<i64> = state.renest.iter().copied().collect();
+    renest.sort_unstable();
+    nesting::renest(tx, &renest, state.first_span, state.instants_before).map_err(database)?;
     let indexes = state
         .pids
         .iter()
@@ -793,6 +801,11 @@ impl FileImport<'_> {
                 .map(|open| open.id);
             (parent, open.len() as i64)
         };
+        if let (Some(thread), Some(ts)) = (thread, event.ts_ns) {
+            if self.goes_back(thread, ts) && event.ph == Some(Phase::Begin) {
+                self.renest.insert(thread);
+            }
+        }
         match event.ph {
             Some(Phase::Begin) => {
                 let (parent, depth) = enclosing(self);
@@ -812,7 +825,7 @@ impl FileImport<'_> {
                 let (parent, depth) = enclosing(self);
                 let id = self.take_span_id();
                 if let Some(thread) = thread {
-                    self.x_threads.insert(thread);
+                    self.renest.insert(thread);
                 }
                 // The matcher has no use for an `X`: its strings are taken.
                 self.write_span(SpanRow {
@@ -865,6 +878,22 @@ impl FileImport<'_> {
         }
         self.found = found;
         Ok(())
+    }
+
+    /// Whether `ts` is earlier than the latest time seen on `thread`
+    /// (which it then becomes if later).
+    fn goes_back(&mut self, thread: i64, ts: i64) -> bool {
+        let latest = match self.latest_now {
+            Some((now, latest)) if now == thread => latest,
+            other => {
+                if let Some((now, latest)) = other {
+                    self.latest.insert(now, latest);
+                }
+                self.latest.get(&thread).copied().unwrap_or(i64::MIN)
+            }
+        };
+        self.latest_now = Some((thread, latest.max(ts)));
+        ts < latest
     }
 
     fn take_span_id(&mut self) -> i64 {
