@@ -12,70 +12,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
+use support::nest::{build_nest, run};
 use support::{assert_check_passes, import, path_str, perfflow_trace, scratch, sql, text};
-
-/// The runtime's static library, built beside this test as a
-/// dev-dependency: next to the test binary, or one level up.
-fn runtime_library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps directory");
-    [deps, deps.parent().expect("profile directory")]
-        .iter()
-        .map(|dir| dir.join("libperfflow_runtime.a"))
-        .find(|lib| lib.is_file())
-        .expect("libperfflow_runtime.a next to the test binary")
-}
-
-fn build_nest(dir: &Path) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin = dir.join("nest");
-    let built = Command::new("cc")
-        .args(["-O1", "-I"])
-        .arg(root.join("../runtime/include"))
-        .arg(root.join("tests/data/nest.c"))
-        .arg(runtime_library())
-        .args(["-lpthread", "-ldl", "-lm", "-Wl,--strip-debug", "-o"])
-        .arg(&bin)
-        .output()
-        .expect("run cc");
-    assert!(built.status.success(), "{}", text(&built.stderr));
-    bin
-}
-
-/// Runs `bin` in a directory of its own under `dir` with `options`, and
-/// returns the one trace it wrote.
-fn run(bin: &Path, dir: &Path, options: &str) -> PathBuf {
-    let work = dir.join(options.replace([':', '='], "_"));
-    std::fs::create_dir_all(&work).unwrap();
-    let mut cmd = Command::new(bin);
-    for (key, _) in std::env::vars() {
-        if key.starts_with("PERFFLOW_") {
-            cmd.env_remove(key);
-        }
-    }
-    let done = cmd
-        .current_dir(&work)
-        .env("PERFFLOW_OPTIONS", options)
-        .output()
-        .expect("run the program");
-    assert!(done.status.success(), "{}", text(&done.stderr));
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(&work)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("perfflow.")
-        })
-        .collect();
-    assert_eq!(traces.len(), 1, "{traces:?}");
-    traces.pop().unwrap()
-}
 
 /// The compact JSON trace of one run, its `.pftrace` by `convert`, and the
 /// `.pftrace` of another run written by the runtime.
