@@ -695,7 +695,7 @@ impl Output {
             .or_insert_with(|| ThreadDecoder::new(tid));
         if let Some(sink) = sink.as_mut() {
             // SAFETY: the caller's promise.
-            unsafe { decoder.decode(records, cx, sink) }
+            unsafe { sink.decode(decoder, records, cx) }
         }
         self.note_lost();
     }

@@ -228,7 +228,11 @@ impl Site {
     /// words.
     #[inline(always)]
     pub fn is_plain_around(&self) -> bool {
-        self.pointcut == 0 && self.flow == 0
+        // SAFETY: `pointcut` and `flow` are adjacent `u32` fields of this
+        // `#[repr(C)]` struct, so 8 bytes from `pointcut` are its own; read
+        // unaligned as one `u64`, which is 0 only when both are.
+        let both = unsafe { ptr::addr_of!(self.pointcut).cast::<u64>().read_unaligned() };
+        both == 0
     }
 
     /// The flow annotation of the site (raw value).
