@@ -151,6 +151,10 @@ pub const CLOCK_INCREMENTAL: u64 = 64;
 /// Sequence id of the process's own packets.
 const PROCESS_SEQUENCE: u64 = 1;
 
+/// [`PerfettoWriter::current_tid`] when no sequence is current (thread ids
+/// are `u32`).
+const NO_THREAD: u64 = u64::MAX;
+
 /// First byte of an event packet's body: the tag of `track_event`.
 const EVENT_TAG: u8 = ((PKT_TRACK_EVENT as u8) << 3) | 2;
 
@@ -323,6 +327,10 @@ pub struct PerfettoWriter<W: Write> {
     /// nearly always that one.
     threads: Vec<(u32, Sequence)>,
     current: usize,
+    /// The thread of `threads[current]`, or [`NO_THREAD`] when `current`
+    /// is stale (a sequence was removed): one comparison finds the common
+    /// case.
+    current_tid: u64,
     next_sequence: u64,
     sites: AddrMap<SiteIds>,
     /// Interned strings (names and categories share the id space) and
@@ -350,6 +358,7 @@ impl<W: Write> PerfettoWriter<W> {
             process: Sequence::new(PROCESS_SEQUENCE, epoch.real0_ns),
             threads: Vec::new(),
             current: 0,
+            current_tid: NO_THREAD,
             next_sequence: PROCESS_SEQUENCE + 1,
             sites: HashMap::default(),
             strings: HashMap::new(),
@@ -431,11 +440,7 @@ impl<W: Write> PerfettoWriter<W> {
     /// its track) on its first event.
     #[inline(always)]
     fn sequence(&mut self, tid: u32) -> usize {
-        if self
-            .threads
-            .get(self.current)
-            .is_some_and(|(t, _)| *t == tid)
-        {
+        if u64::from(tid) == self.current_tid {
             return self.current;
         }
         self.switch_sequence(tid)
@@ -449,6 +454,7 @@ impl<W: Write> PerfettoWriter<W> {
             Some(i) => i,
             None => self.open_thread(tid),
         };
+        self.current_tid = u64::from(tid);
         self.current
     }
 
@@ -986,6 +992,7 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         // sequence.
         if let Some(i) = self.threads.iter().position(|(t, _)| *t == tid) {
             self.threads.swap_remove(i);
+            self.current_tid = NO_THREAD;
         }
         self.maybe_flush();
     }
