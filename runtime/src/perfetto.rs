@@ -47,10 +47,12 @@
 //! wrapped), which cannot happen to a file written from its start, so the
 //! event packets leave it out (2 bytes per event).
 //!
-//! The common events take a fast path of straight-line stores
-//! ([`put_event`]): a slice end, and a slice begin whose site the sequence
-//! has seen (each sequence keeps the encoded `track_event` body of recent
-//! sites' begins).
+//! The common events take a fast path ([`put_event`]): a slice end, and a
+//! slice begin whose site the sequence has seen. Each sequence keeps the
+//! whole packet of its slice end and of the begins of recent sites but for
+//! the timestamp's varint ([`Template`]: headers, body, sequence id, then
+//! the timestamp's tag), so such an event is two 16-byte stores, the
+//! varint and the packet's length.
 //!
 //! Every packet is formatted whole in memory and blocks of whole packets
 //! go to the destination, so a file cut short by a kill holds a sequence of
