@@ -63,6 +63,9 @@ def region(name, scope=None, flow=None):
     """Context manager: ``with perfflow.region("name"):`` records the block
     as a span of category "region" on the calling thread; a block left by
     an exception (not GeneratorExit or StopIteration) ends ``raised``.
+    Open across a ``yield`` of a traced generator, the region is one span
+    inside each resumption that runs its code, the last one ending with
+    the block.
 
     With ``flow`` ("in", "out", "inout", "outin", as in the C annotation),
     flows of ``scope`` arrive at the span or leave it: a driver that starts

@@ -38,6 +38,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
+mod regions;
 mod runtime;
 
 use runtime::Api;
@@ -138,6 +139,7 @@ impl Traced {
                 let traced = TracedGenerator {
                     gen,
                     site: self.site,
+                    suspended: Default::default(),
                 };
                 Ok(Py::new(py, traced)?.into_any())
             }
@@ -215,6 +217,9 @@ impl Traced {
 struct TracedGenerator {
     gen: PyObject,
     site: &'static Site,
+    /// Regions open at the last `yield`: a slice of each in every
+    /// resumption that runs its code (see `regions.rs`).
+    suspended: regions::Suspended,
 }
 
 impl TracedGenerator {
@@ -226,7 +231,11 @@ impl TracedGenerator {
     ) -> PyResult<PyObject> {
         let gen = self.gen.bind(py);
         span(py, self.site, || {
-            gen.call_method1(method, args.clone()).map(Bound::unbind)
+            let api = api();
+            let height = regions::resume(py, api, &self.suspended);
+            let result = gen.call_method1(method, args.clone()).map(Bound::unbind);
+            regions::suspend(py, api, height, &self.suspended);
+            result
         })
     }
 }
@@ -307,13 +316,50 @@ fn parse_pointcut(text: &str) -> PyResult<Pointcut> {
 
 /// A region of code, `with perfflow.region("name"):`, recorded on the
 /// calling thread (category `region`). With a `flow`, the region is a slice
-/// that flows of `scope` arrive at or leave (the runtime's flow rule).
+/// that flows of `scope` arrive at or leave (the runtime's flow rule). Open
+/// across a `yield` of a traced generator, it is a slice in each
+/// resumption that runs its code (`regions.rs`).
 #[pyclass(module = "perfflow._native", frozen)]
 struct Region {
     name: CString,
     /// The site of a region with a flow; regions without one use the
     /// runtime's region interface.
     site: Option<&'static Site>,
+    /// For a region with a flow: the same region without it, for its
+    /// slices after the first.
+    twin: Option<&'static Site>,
+    splits: regions::Splits,
+}
+
+impl Region {
+    /// The site of a slice: the region's own, or its `twin`'s.
+    fn site_of(&self, twin: bool) -> Option<&'static Site> {
+        if twin {
+            self.twin
+        } else {
+            self.site
+        }
+    }
+
+    fn begin(&self, api: &Api, twin: bool) {
+        if api.enabled() {
+            match self.site_of(twin) {
+                Some(site) => api.site_enter(site),
+                None => api.region_begin(self.name.as_ptr()),
+            }
+        }
+    }
+
+    fn end(&self, api: &Api, twin: bool, raised: bool) {
+        if api.enabled() {
+            match (self.site_of(twin), raised) {
+                (Some(site), true) => api.site_exit_unwind(site),
+                (Some(site), false) => api.site_exit(site),
+                (None, true) => api.region_end_unwind(self.name.as_ptr()),
+                (None, false) => api.region_end(self.name.as_ptr()),
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -323,8 +369,17 @@ impl Region {
     fn new(name: &str, scope: Option<&str>, flow: Option<&str>) -> PyResult<Region> {
         let c = CString::new(name)
             .map_err(|_| PyValueError::new_err("a region name cannot contain a NUL character"))?;
-        let site = match flow {
-            None => None,
+        let region_site = |flow| {
+            cached_site((
+                Pointcut::Around,
+                flow,
+                name.to_string(),
+                perfflow_runtime::site::REGION_FILE.to_string(),
+                scope.unwrap_or("").to_string(),
+            ))
+        };
+        let (site, twin) = match flow {
+            None => (None, None),
             Some(text) => {
                 let parsed = Flow::parse(Some(text.as_bytes()));
                 if parsed == Flow::None {
@@ -332,45 +387,36 @@ impl Region {
                         "invalid flow {text:?}: expected in, out, inout or outin"
                     )));
                 }
-                Some(cached_site((
-                    Pointcut::Around,
-                    parsed,
-                    name.to_string(),
-                    perfflow_runtime::site::REGION_FILE.to_string(),
-                    scope.unwrap_or("").to_string(),
-                )))
+                (Some(region_site(parsed)), Some(region_site(Flow::None)))
             }
         };
-        Ok(Region { name: c, site })
+        Ok(Region {
+            name: c,
+            site,
+            twin,
+            splits: Default::default(),
+        })
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         let api = api();
         if api.enabled() {
-            match slf.get().site {
-                Some(site) => api.site_enter(site),
-                None => api.region_begin(slf.get().name.as_ptr()),
-            }
+            slf.get().begin(api, false);
+            regions::entered(&slf);
         }
         slf
     }
 
     #[pyo3(signature = (ty = None, _value = None, _tb = None))]
     fn __exit__(
-        &self,
+        slf: Bound<'_, Self>,
         ty: Option<Bound<'_, PyAny>>,
         _value: Option<Bound<'_, PyAny>>,
         _tb: Option<Bound<'_, PyAny>>,
     ) -> bool {
-        let api = api();
-        if api.enabled() {
-            let raised = ty.is_some_and(|t| !t.is_none() && !is_normal_end(&t));
-            match (self.site, raised) {
-                (Some(site), true) => api.site_exit_unwind(site),
-                (Some(site), false) => api.site_exit(site),
-                (None, true) => api.region_end_unwind(self.name.as_ptr()),
-                (None, false) => api.region_end(self.name.as_ptr()),
-            }
+        let raised = ty.is_some_and(|t| !t.is_none() && !is_normal_end(&t));
+        if let regions::Exit::End { twin } = regions::exiting(&slf) {
+            slf.get().end(api(), twin, raised);
         }
         false
     }

@@ -219,3 +219,14 @@ def import_db(trace, database):
     )
     assert done.returncode == 0, "perfflow-trace db {}:\n{}{}".format(trace, done.stdout, done.stderr)
     return database
+
+
+def run_without_misuse(program, tmp_path, source, log_format):
+    """Runs ``source`` writing a trace of ``log_format`` into its own
+    directory under ``tmp_path``; asserts that the runtime said nothing (no
+    misuse: every exit met its enter) and returns the one trace."""
+    out = tmp_path / log_format
+    done = program.run(source, options="log-format={}:log-dir={}".format(log_format, out))
+    assert "perfflow" not in done.stderr, done.stderr
+    [trace] = [p for p in out.iterdir() if p.name.startswith("perfflow.")]
+    return trace

@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from support import async_pairs, import_db, read_pftrace, read_trace, trace_sql
+from support import async_pairs, import_db, read_pftrace, read_trace, run_without_misuse, trace_sql
 
 PROGRAM = """
     import asyncio, perfflow
@@ -160,20 +160,11 @@ def ends_by_outcome(events):
     return ends
 
 
-def run(program, tmp_path, log_format):
-    out = tmp_path / log_format
-    done = program.run(PROGRAM, options="log-format={}:log-dir={}".format(log_format, out))
-    # No misuse: every end met its begin.
-    assert "perfflow" not in done.stderr, done.stderr
-    [trace] = [p for p in out.iterdir() if p.name.startswith("perfflow.")]
-    return trace
-
-
 @pytest.mark.parametrize("log_format", ["array", "perfetto"])
 def test_coroutines_and_regions_left_by_an_exception_end_raised_in_the_trace_and_the_database(
     program, tmp_path, log_format
 ):
-    trace = run(program, tmp_path, log_format)
+    trace = run_without_misuse(program, tmp_path, PROGRAM, log_format)
     if log_format == "array":
         events = read_trace(trace)
         for name in ASYNC:

@@ -1,5 +1,7 @@
 //! Structural validation of a [`Trace`].
 
+mod overlap;
+
 use foldhash::HashMap;
 use std::fmt;
 
@@ -27,8 +29,13 @@ pub enum ProblemKind {
     NameMismatch,
     /// A `B` event never closed by an `E`.
     Unclosed,
-    /// A `B`/`E` timestamp earlier than the previous one on its thread.
+    /// A `B`/`E` timestamp earlier than the previous one on its thread,
+    /// other than the begin of a slice written at its end (a `B` directly
+    /// followed on its thread by its `E`).
     TimeGoesBackwards,
+    /// A span (a `B`/`E` pair or an `X`) that overlaps another span of its
+    /// thread without enclosing it or lying within it.
+    Overlap,
     /// An `e` event that no `b` of the same pid, category, id and name, at
     /// or before its time, pairs with.
     AsyncEndWithoutBegin,
@@ -84,7 +91,12 @@ pub fn check(trace: &Trace) -> Vec<Problem> {
 /// * required fields are present and have the right types;
 /// * every `B` is closed by an `E` on the same thread, in stack order, with
 ///   the same name (an `E` without a name closes the innermost `B`);
-/// * `B`/`E` timestamps do not decrease on any thread;
+/// * `B`/`E` timestamps do not decrease on any thread, except that a slice
+///   may be written when it ends, as compact writers do: a `B` directly
+///   followed on its thread by its `E` may be earlier than what precedes
+///   it (Perfetto sorts by time);
+/// * the spans of a thread (`B`/`E` pairs and `X` events) nest: two of them
+///   either do not overlap or one lies within the other;
 /// * `b`/`e` events pair up by pid, category, id and name, an `e` at or
 ///   after its `b` whatever their order in the file;
 /// * `X` events have a non-negative `dur`;
@@ -107,7 +119,11 @@ pub fn check_with(trace: &Trace, options: &CheckOptions) -> Vec<Problem> {
 
 /// Checks a trace one event at a time, as [`check_with`] does, holding only
 /// what is open: the `B`s not yet closed, the `b`s and `e`s not yet paired,
-/// and the last `B`/`E` of each thread.
+/// the last `B`/`E` of each thread (and a `B` earlier than it, until the
+/// next `B`/`E` says whether it is a slice written at its end), and the
+/// outermost spans of each thread that a span read later may enclose (see
+/// `check/overlap.rs`: at most 8,192 a thread one by one, older ones merged
+/// into one range).
 ///
 /// Problems are reported as they are found: those about one event when it
 /// is pushed, those about what was never closed or paired (and the
@@ -122,6 +138,8 @@ pub struct Checker {
     matcher: Matcher,
     /// The last `B`/`E` of each thread.
     last: HashMap<Thread, LastOnThread>,
+    /// The outermost spans of each thread, for [`ProblemKind::Overlap`].
+    outermost: HashMap<Thread, overlap::Outermost>,
 }
 
 impl Checker {
@@ -133,6 +151,7 @@ impl Checker {
             events: 0,
             matcher: Matcher::default(),
             last: HashMap::default(),
+            outermost: HashMap::default(),
         }
     }
 
@@ -145,13 +164,60 @@ impl Checker {
         }
         check_fields(index, event, report);
         self.check_time_order(index, event, report);
-        self.matcher.push(index, event, &mut |matched| {
-            if let Matched::Mismatch(mismatch) = matched {
-                if let Some(problem) = describe(&mismatch, false) {
-                    report(problem);
+        let mut span = None;
+        self.matcher
+            .push(index, event, &mut |matched| match matched {
+                Matched::Mismatch(mismatch) => {
+                    if let Some(problem) = describe(&mismatch, false) {
+                        report(problem);
+                    }
                 }
+                Matched::Pair {
+                    begin,
+                    end_ts_ns: Some(end),
+                    nested: true,
+                    ..
+                } => {
+                    if let (Some(thread), Some(start)) = (begin.thread, begin.ts_ns) {
+                        span = Some((thread, start, end, Some(begin)));
+                    }
+                }
+                Matched::Pair { .. } => {}
+            });
+        if event.ph == Some(Phase::Complete) && event.dur_ns.is_some_and(|d| d >= 0) {
+            if let (Some(thread), Some(start), Some(end)) =
+                (event.thread(), event.ts_ns, event.end_ns())
+            {
+                span = Some((thread, start, end, None));
             }
-        });
+        }
+        if let Some((thread, start, end, begun)) = span {
+            // A span closed inside an open `B` lies within it: checked,
+            // not kept.
+            let keep = self.matcher.open_on(thread).is_empty();
+            let outermost = self.outermost.entry(thread).or_default();
+            if let Some(other) = outermost.add(start, end, index, keep) {
+                // Described only when reported: nothing is allocated per span.
+                let what = match begun {
+                    Some(begin) => format!("{} (event {}) closed here", begin.label(), begin.index),
+                    None => event.label(),
+                };
+                report(Problem {
+                    index: Some(index),
+                    line: Some(event.line),
+                    kind: ProblemKind::Overlap,
+                    message: format!(
+                        "{what}, from ts {} to {} on {}, overlaps the span ended by event {} (ts {} to {}) without lying within it or enclosing it; the spans of a thread must nest",
+                        micros(start),
+                        micros(end),
+                        thread_name(thread),
+                        other.index,
+                        micros(other.start),
+                        micros(other.end)
+                    ),
+                });
+            }
+        }
     }
 
     /// Ends the trace, reporting what was left open and, unless allowed,
@@ -163,6 +229,11 @@ impl Checker {
         partial_line: Option<usize>,
         report: &mut dyn FnMut(Problem),
     ) {
+        for (thread, last) in &self.last {
+            if let Some(held) = &last.held {
+                report(held.problem(*thread));
+            }
+        }
         let tolerate_open = self.options.allow_truncated && truncated;
         self.matcher.finish(&mut |matched| {
             if let Matched::Mismatch(mismatch) = matched {
@@ -200,7 +271,40 @@ impl Checker {
             return;
         };
         let last = self.last.entry(thread).or_default();
-        if let Some(previous_ts) = last.ts.filter(|&previous| ts < previous) {
+        let begin = event.ph == Some(Phase::Begin);
+        let held = last.held.take();
+        // A slice written at its end: its begin and end in turn, after the
+        // slices it encloses (Perfetto sorts by time).
+        let written_at_its_end = held.as_ref().is_some_and(|held| {
+            let closes = event.name.is_none() || event.name.as_deref() == Some(&held.name);
+            !begin && closes && ts >= held.ts
+        });
+        if let (false, Some(held)) = (written_at_its_end, held) {
+            report(held.problem(thread));
+            last.ts = Some(held.ts);
+            last.index = held.index;
+            last.begin = true;
+            last.named = true;
+            last.name.clear();
+            last.name.push_str(&held.name);
+        }
+        let earlier = last
+            .ts
+            .filter(|&previous| ts < previous && !written_at_its_end);
+        if let Some(previous_ts) = earlier {
+            if begin {
+                // Reported unless its end comes next on the thread.
+                last.held = Some(Held {
+                    index,
+                    line: event.line,
+                    ts,
+                    name: event.name.clone().unwrap_or_default(),
+                    label: event.label(),
+                    previous: format!("{} (event {})", last.label(), last.index),
+                    previous_ts,
+                });
+                return;
+            }
             report(Problem {
                 index: Some(index),
                 line: Some(event.line),
@@ -216,9 +320,15 @@ impl Checker {
                 ),
             });
         }
-        last.ts = Some(ts);
+        // After a slice written at its end, the thread's time is the later
+        // of its end and what came before it.
+        last.ts = if written_at_its_end {
+            last.ts.max(Some(ts))
+        } else {
+            Some(ts)
+        };
         last.index = index;
-        last.begin = event.ph == Some(Phase::Begin);
+        last.begin = begin;
         // The name's buffer is reused: nothing is allocated per event.
         last.name.clear();
         last.named = event.name.is_some();
@@ -235,6 +345,41 @@ struct LastOnThread {
     begin: bool,
     named: bool,
     name: String,
+    /// A `B` earlier than `ts`, fine if its `E` comes next.
+    held: Option<Held>,
+}
+
+/// A `B` stamped before the previous `B`/`E` of its thread: the begin of a
+/// slice written at its end when its `E` directly follows, else a
+/// [`ProblemKind::TimeGoesBackwards`].
+#[derive(Debug)]
+struct Held {
+    index: usize,
+    line: usize,
+    ts: i64,
+    name: String,
+    label: String,
+    /// The event before it, for the message.
+    previous: String,
+    previous_ts: i64,
+}
+
+impl Held {
+    fn problem(&self, thread: Thread) -> Problem {
+        Problem {
+            index: Some(self.index),
+            line: Some(self.line),
+            kind: ProblemKind::TimeGoesBackwards,
+            message: format!(
+                "{} at ts {} is earlier than {} at ts {} on {}, and its E does not follow it; B/E timestamps must not decrease on a thread, except for a slice written at its end (a B directly followed by its E)",
+                self.label,
+                micros(self.ts),
+                self.previous,
+                micros(self.previous_ts),
+                thread_name(thread)
+            ),
+        }
+    }
 }
 
 impl LastOnThread {
@@ -627,6 +772,75 @@ mod tests {
 {"name":"a","ph":"E","pid":1,"tid":1,"ts":5}
 ]"#;
         assert_eq!(kinds(text), [(Some(1), ProblemKind::TimeGoesBackwards)]);
+    }
+
+    #[test]
+    fn slices_written_at_their_end_after_the_slices_they_enclose_pass() {
+        // As compact writers lay out nested slices: inner, then outer.
+        let text = r#"[
+{"name":"inner","ph":"B","pid":1,"tid":1,"ts":2},
+{"name":"inner","ph":"E","pid":1,"tid":1,"ts":3},
+{"name":"inner","ph":"B","pid":1,"tid":1,"ts":4},
+{"ph":"E","pid":1,"tid":1,"ts":5},
+{"name":"outer","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"outer","ph":"E","pid":1,"tid":1,"ts":6},
+{"name":"later","ph":"B","pid":1,"tid":1,"ts":7},
+{"name":"later","ph":"E","pid":1,"tid":1,"ts":8},
+{"name":"main","ph":"B","pid":1,"tid":1,"ts":0},
+{"name":"main","ph":"E","pid":1,"tid":1,"ts":9}
+]"#;
+        assert_eq!(problems(text), []);
+    }
+
+    #[test]
+    fn an_earlier_begin_whose_end_does_not_follow_it_is_reported() {
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":10},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":20},
+{"name":"b","ph":"B","pid":1,"tid":1,"ts":5},
+{"name":"c","ph":"B","pid":1,"tid":1,"ts":25},
+{"name":"c","ph":"E","pid":1,"tid":1,"ts":26},
+{"name":"b","ph":"E","pid":1,"tid":1,"ts":30}
+]"#;
+        let found = problems(text);
+        assert_eq!(
+            found.iter().map(|p| (p.index, p.kind)).collect::<Vec<_>>(),
+            [(Some(2), ProblemKind::TimeGoesBackwards)],
+            "{found:?}"
+        );
+        assert!(found[0].message.contains("its E does not follow it"));
+    }
+
+    #[test]
+    fn a_slice_written_at_its_end_across_another_slice_is_reported() {
+        // b from 3 to 8 starts inside a (1 to 5) and ends after it.
+        let text = r#"[
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":1},
+{"name":"a","ph":"E","pid":1,"tid":1,"ts":5},
+{"name":"b","ph":"B","pid":1,"tid":1,"ts":3},
+{"name":"b","ph":"E","pid":1,"tid":1,"ts":8}
+]"#;
+        let found = problems(text);
+        assert_eq!(
+            found.iter().map(|p| (p.index, p.kind)).collect::<Vec<_>>(),
+            [(Some(3), ProblemKind::Overlap)]
+        );
+        assert_eq!(
+            found[0].message,
+            "B \"b\" (event 2) closed here, from ts 3.000 to 8.000 on pid 1 tid 1, overlaps \
+             the span ended by event 1 (ts 1.000 to 5.000) without lying within it or \
+             enclosing it; the spans of a thread must nest"
+        );
+    }
+
+    #[test]
+    fn complete_events_that_overlap_on_a_thread_are_reported() {
+        let text = r#"[
+{"name":"a","ph":"X","pid":1,"tid":1,"ts":1,"dur":4},
+{"name":"a","ph":"X","pid":1,"tid":2,"ts":3,"dur":5},
+{"name":"b","ph":"X","pid":1,"tid":1,"ts":3,"dur":5}
+]"#;
+        assert_eq!(kinds(text), [(Some(2), ProblemKind::Overlap)]);
     }
 
     #[test]

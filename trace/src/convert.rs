@@ -4,10 +4,15 @@
 //!   as [`crate::read`] hands them over, one per line of a JSON array, as
 //!   the runtime's JSON writer lays them out. A `.pftrace` becomes the
 //!   `.pfw` the runtime would have written for the same run (async ids are
-//!   the async tracks' uuids; compact `X` slices stay begin/end pairs).
-//! - To Perfetto (`*.pftrace`): one packet sequence whose clock is
-//!   `BUILTIN_CLOCK_REALTIME` (timestamps absolute, the events' epoch ns), a
-//!   track per process, thread, async span and counter value, names and
+//!   those of the `async_id` annotations this module writes, else the async
+//!   tracks' uuids; compact `X` slices stay begin/end pairs; a flow event
+//!   that continues a flow begun earlier is a step, `t`).
+//! - To Perfetto (`*.pftrace`): packet sequences whose clock is
+//!   `BUILTIN_CLOCK_REALTIME` (timestamps absolute, the events' epoch ns):
+//!   one per thread with async events, whose default track is the thread's
+//!   (how a reader knows the thread of an event on an async track), and one
+//!   for the rest; async events carry their JSON id as the debug annotation
+//!   `async_id`; a track per process, thread, async span and counter value, names and
 //!   categories as strings in each event (no interning: converting is not
 //!   the hot path), `X` as a begin and an end, flows as instants with flow
 //!   ids, other metadata as `chrome_events.metadata` JSON values. Packets
@@ -39,8 +44,9 @@ use crate::error::TraceError;
 use crate::event::{Event, Phase};
 use crate::pftrace::{
     ChromeEventBundle, ChromeMetadata, Clock, ClockSnapshot, CounterDescriptor, DebugAnnotation,
-    ProcessDescriptor, ThreadDescriptor, TracePacket, TrackDescriptor, TrackEvent, CLOCK_REALTIME,
-    SEQ_INCREMENTAL_STATE_CLEARED, TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END,
+    ProcessDescriptor, ThreadDescriptor, TracePacket, TracePacketDefaults, TrackDescriptor,
+    TrackEvent, TrackEventDefaults, ASYNC_ID, CLOCK_REALTIME, SEQ_INCREMENTAL_STATE_CLEARED,
+    TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END,
 };
 use crate::read::stream_trace_text;
 use crate::spans;
@@ -253,6 +259,8 @@ struct WaitingEnd {
     ts: i64,
     index: u64,
     line: usize,
+    /// The sequence of its thread.
+    sequence: u32,
     event: TrackEvent,
 }
 
@@ -272,6 +280,8 @@ struct PerfettoEncoder {
     /// Events handed over so far, and async slices begun.
     index: u64,
     async_slices: u64,
+    /// The packet sequence of each thread with async events, by (pid, tid).
+    sequences: HashMap<(i64, i64), u32>,
     buf: Vec<u8>,
 }
 
@@ -293,6 +303,18 @@ impl PerfettoEncoder {
     }
 
     fn start(&mut self, out: &mut impl Write) -> io::Result<()> {
+        self.open_sequence(SEQUENCE, None, out)
+    }
+
+    /// The first packet of sequence `id`: clears its state, declares the
+    /// clock, and gives `thread`'s track as the default of its events, so a
+    /// reader knows which thread an async event on it happened on.
+    fn open_sequence(
+        &mut self,
+        id: u32,
+        thread: Option<u64>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         let clock = |id| Clock {
             clock_id: Some(id),
             timestamp: Some(0),
@@ -300,15 +322,35 @@ impl PerfettoEncoder {
         };
         self.packet(
             TracePacket {
+                trusted_packet_sequence_id: Some(id),
                 sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
                 clock_snapshot: Some(ClockSnapshot {
                     clocks: vec![clock(CLOCK_REALTIME)],
                     primary_trace_clock: Some(CLOCK_REALTIME),
                 }),
-                ..Self::base()
+                trace_packet_defaults: thread.map(|track| TracePacketDefaults {
+                    timestamp_clock_id: Some(CLOCK_REALTIME),
+                    track_event_defaults: Some(TrackEventDefaults {
+                        track_uuid: Some(track),
+                    }),
+                }),
+                ..Default::default()
             },
             out,
         )
+    }
+
+    /// The packet sequence of thread `tid` of process `pid`, opened on its
+    /// first use.
+    fn thread_sequence(&mut self, pid: i64, tid: i64, out: &mut impl Write) -> io::Result<u32> {
+        if let Some(&id) = self.sequences.get(&(pid, tid)) {
+            return Ok(id);
+        }
+        let track = self.thread_track(pid, tid, None, out)?;
+        let id = SEQUENCE + 1 + self.sequences.len() as u32;
+        self.open_sequence(id, Some(track), out)?;
+        self.sequences.insert((pid, tid), id);
+        Ok(id)
     }
 
     fn describe(&mut self, td: TrackDescriptor, out: &mut impl Write) -> io::Result<()> {
@@ -398,12 +440,23 @@ impl PerfettoEncoder {
     }
 
     fn track_event(&mut self, ts_ns: i64, te: TrackEvent, out: &mut impl Write) -> io::Result<()> {
+        self.track_event_on(SEQUENCE, ts_ns, te, out)
+    }
+
+    fn track_event_on(
+        &mut self,
+        sequence: u32,
+        ts_ns: i64,
+        te: TrackEvent,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         self.packet(
             TracePacket {
                 timestamp: Some(ts_ns.max(0) as u64),
                 timestamp_clock_id: Some(CLOCK_REALTIME),
+                trusted_packet_sequence_id: Some(sequence),
                 track_event: Some(te),
-                ..Self::base()
+                ..Default::default()
             },
             out,
         )
@@ -477,7 +530,9 @@ impl PerfettoEncoder {
                 self.async_slices += 1;
                 let track = uuid_of(("async", &key, self.async_slices));
                 self.async_track(pid, track, e, out)?;
-                self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
+                let sequence = self.thread_sequence(pid, tid, out)?;
+                let begin = with_async_id(named(TYPE_SLICE_BEGIN, track), e);
+                self.track_event_on(sequence, ts, begin, out)?;
                 // The waiting end this begin closes, as `check` pairs them.
                 let waiting = self.waiting.get_mut(&key);
                 let end = waiting.as_ref().and_then(|ends| {
@@ -493,7 +548,7 @@ impl PerfettoEncoder {
                             track_uuid: Some(track),
                             ..end.event
                         };
-                        self.track_event(end.ts, event, out)?;
+                        self.track_event_on(end.sequence, end.ts, event, out)?;
                     }
                     _ => self.open_async.entry(key).or_default().push(OpenAsync {
                         track,
@@ -517,14 +572,17 @@ impl PerfettoEncoder {
                             self.open_async.remove(&key);
                         }
                         self.async_track(pid, begin.track, e, out)?;
-                        Ok(self.track_event(ts, ending(begin.track), out)?)
+                        let sequence = self.thread_sequence(pid, tid, out)?;
+                        let end = with_async_id(ending(begin.track), e);
+                        Ok(self.track_event_on(sequence, ts, end, out)?)
                     }
                     _ => {
                         let end = WaitingEnd {
                             ts,
                             index: self.index,
                             line: e.line,
-                            event: ending(0),
+                            sequence: self.thread_sequence(pid, tid, out)?,
+                            event: with_async_id(ending(0), e),
                         };
                         self.waiting.entry(key).or_default().push(end);
                         Ok(())
@@ -534,7 +592,9 @@ impl PerfettoEncoder {
             Phase::AsyncInstant => {
                 let track = uuid_of(("async", pid, &e.cat, &e.id, &e.name));
                 self.async_track(pid, track, e, out)?;
-                Ok(self.track_event(ts, named(TYPE_INSTANT, track), out)?)
+                let sequence = self.thread_sequence(pid, tid, out)?;
+                let instant = with_async_id(named(TYPE_INSTANT, track), e);
+                Ok(self.track_event_on(sequence, ts, instant, out)?)
             }
             Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd => {
                 let track = self.thread_track(pid, tid, None, out)?;
@@ -648,4 +708,18 @@ impl PerfettoEncoder {
             ),
         }
     }
+}
+
+/// `te` with the debug annotation `async_id` carrying the id of the async
+/// event `e` as its JSON text has it, which the reader gives back as the
+/// event's id (a track's uuid cannot be the id: two spans may share one,
+/// and an id need not be a number).
+fn with_async_id(mut te: TrackEvent, e: &Event) -> TrackEvent {
+    if let Some(id) = &e.id {
+        te.debug_annotations.push(DebugAnnotation {
+            name: Some(ASYNC_ID.to_string()),
+            string_value: Some(id.clone()),
+        });
+    }
+    te
 }

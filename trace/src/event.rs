@@ -71,6 +71,26 @@ impl Phase {
         }
     }
 
+    /// The phase for a `ph` code given as bytes; `None` when they are not
+    /// UTF-8.
+    pub(crate) fn from_code_bytes(code: &[u8]) -> Option<Phase> {
+        Some(match code {
+            b"B" => Phase::Begin,
+            b"E" => Phase::End,
+            b"X" => Phase::Complete,
+            b"i" => Phase::Instant,
+            b"b" => Phase::AsyncBegin,
+            b"n" => Phase::AsyncInstant,
+            b"e" => Phase::AsyncEnd,
+            b"C" => Phase::Counter,
+            b"M" => Phase::Metadata,
+            b"s" => Phase::FlowStart,
+            b"t" => Phase::FlowStep,
+            b"f" => Phase::FlowEnd,
+            other => Phase::Other(std::str::from_utf8(other).ok()?.to_string()),
+        })
+    }
+
     /// The `ph` code of this phase.
     pub fn code(&self) -> &str {
         match self {
@@ -342,7 +362,7 @@ impl<'de> Deserialize<'de> for Integer {
 }
 
 /// A member name of an event object.
-enum Member {
+pub(crate) enum Member {
     Name,
     Cat,
     Ph,
@@ -355,6 +375,24 @@ enum Member {
     Other,
 }
 
+impl Member {
+    /// The member of this name.
+    pub(crate) fn of(name: &[u8]) -> Member {
+        match name {
+            b"name" => Member::Name,
+            b"cat" => Member::Cat,
+            b"ph" => Member::Ph,
+            b"pid" => Member::Pid,
+            b"tid" => Member::Tid,
+            b"ts" => Member::Ts,
+            b"dur" => Member::Dur,
+            b"id" => Member::Id,
+            b"args" => Member::Args,
+            _ => Member::Other,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Member {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
         struct MemberVisitor;
@@ -364,18 +402,7 @@ impl<'de> Deserialize<'de> for Member {
                 f.write_str("a member name")
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
-                Ok(match name {
-                    "name" => Member::Name,
-                    "cat" => Member::Cat,
-                    "ph" => Member::Ph,
-                    "pid" => Member::Pid,
-                    "tid" => Member::Tid,
-                    "ts" => Member::Ts,
-                    "dur" => Member::Dur,
-                    "id" => Member::Id,
-                    "args" => Member::Args,
-                    _ => Member::Other,
-                })
+                Ok(Member::of(name.as_bytes()))
             }
         }
         deserializer.deserialize_identifier(MemberVisitor)

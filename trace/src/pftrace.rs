@@ -14,11 +14,20 @@
 //! incremental state; timestamps are on the clock the packet (or its
 //! sequence's defaults) names, sequence-scoped incremental clocks advancing
 //! by each timestamp from the value their clock snapshot gave; a slice end
-//! closes the latest open slice of its track.
+//! closes the latest open slice of its track. Perfetto sorts packets by
+//! time; this reader does not (memory would grow with the file): a slice
+//! written when it ends (compact), its begin after the ends of the slices
+//! it encloses, reads as a `B` stamped before what precedes it and then
+//! its `E`, which the analyses take as a slice written at its end; an
+//! async slice end on a track with nothing open (its thread's packets
+//! reached the file before the beginning's) reads as an `e` that pairs
+//! with its `b` by key and time.
 //!
 //! The events are those the JSON writer writes for the same run: `B`/`E`
-//! and `i` on thread tracks, `b`/`e`/`n` on other tracks (the track's uuid
-//! is the async id), `s`/`f` for instants that carry flow ids, `C` with one
+//! and `i` on thread tracks, `b`/`e`/`n` on other tracks (the async id is
+//! the event's `async_id` debug annotation, which `convert` writes, else
+//! the track's uuid), `s`/`t`/`f` for instants that carry flow ids (`t`
+//! when the id continues a flow begun earlier and not terminated), `C` with one
 //! argument per counter track of the sample (named after the track, under
 //! the counter named after its parent track), and `M` events for the
 //! process and thread names and for each `chrome_events.metadata` entry
@@ -45,6 +54,15 @@ pub(crate) const TYPE_SLICE_BEGIN: i32 = 1;
 pub(crate) const TYPE_SLICE_END: i32 = 2;
 pub(crate) const TYPE_INSTANT: i32 = 3;
 pub(crate) const TYPE_COUNTER: i32 = 4;
+
+/// The debug annotation whose string is an async event's id, as `convert`
+/// writes it: without it, the id is the async track's uuid.
+pub(crate) const ASYNC_ID: &str = "async_id";
+
+/// How many flows a reader remembers as begun and not yet terminated, to
+/// read a later event with one of their ids as a step (`t`): the most
+/// recently begun, about 24 bytes each.
+const OPEN_FLOWS: usize = 1 << 16;
 
 #[derive(Clone, PartialEq, Message)]
 pub(crate) struct TracePacket {
@@ -117,6 +135,7 @@ pub(crate) struct DebugAnnotation {
 fn annotation_args(annotations: &[DebugAnnotation]) -> Value {
     let args: Map<String, Value> = annotations
         .iter()
+        .filter(|a| a.name.as_deref() != Some(ASYNC_ID))
         .filter_map(|a| Some((a.name.clone()?, Value::from(a.string_value.clone()?))))
         .collect();
     if args.is_empty() {
@@ -257,9 +276,40 @@ struct Track {
     pid: Option<i64>,
     tid: Option<i64>,
     is_counter: bool,
-    /// Names and categories of the slices open on the track, innermost
-    /// last.
-    open: Vec<(String, Option<String>)>,
+    /// Names, categories and async ids of the slices open on the track,
+    /// innermost last.
+    open: Vec<(String, Option<String>, Option<String>)>,
+}
+
+/// The flows begun (an event with their id in `flow_ids`) and not yet
+/// terminated, the latest [`OPEN_FLOWS`] of them: Perfetto reads a later
+/// event carrying one of their ids as a step of that flow.
+#[derive(Default)]
+struct OpenFlows {
+    open: std::collections::HashSet<u64>,
+    /// In the order they began, to forget the oldest.
+    order: std::collections::VecDeque<u64>,
+}
+
+impl OpenFlows {
+    /// Whether `id` continues a flow; it is open from now on.
+    fn step(&mut self, id: u64) -> bool {
+        if self.open.contains(&id) {
+            return true;
+        }
+        self.open.insert(id);
+        self.order.push_back(id);
+        if self.order.len() > OPEN_FLOWS {
+            if let Some(oldest) = self.order.pop_front() {
+                self.open.remove(&oldest);
+            }
+        }
+        false
+    }
+
+    fn terminate(&mut self, id: u64) {
+        self.open.remove(&id);
+    }
 }
 
 /// What a pftrace says about itself.
@@ -286,22 +336,31 @@ pub(crate) fn is_pftrace(name: &std::path::Path, head: &[u8]) -> bool {
 }
 
 /// Reads a pftrace from `input`, handing each event and its JSON text (as
-/// the JSON writer would write it) to `sink`. Errors name no file; the
-/// caller adds it.
+/// the JSON writer would write it) to `sink`; the text is empty unless
+/// `text` (writing it costs about as much as reading the event, and `db`
+/// has no use for it). Errors name no file; the caller adds it.
 pub(crate) fn stream(
     input: impl Read,
+    text: bool,
     sink: &mut dyn FnMut(Event, &str),
 ) -> Result<PftraceInfo, TraceError> {
-    Reader::default().run(BufReader::with_capacity(1 << 20, input), sink)
+    let reader = Reader {
+        no_text: !text,
+        ..Reader::default()
+    };
+    reader.run(BufReader::with_capacity(1 << 20, input), sink)
 }
 
 #[derive(Default)]
 struct Reader {
+    /// Hand over `""` for each event's text.
+    no_text: bool,
     sequences: HashMap<u32, Sequence>,
     tracks: HashMap<u64, Track>,
     /// The pid of the file's process track, for metadata and counters.
     pid: Option<i64>,
     packet: usize,
+    flows: OpenFlows,
 }
 
 fn bad(packet: usize, detail: String) -> TraceError {
@@ -623,19 +682,36 @@ impl Reader {
         } else {
             seq_thread.or(pid)
         };
-        let async_id = (!on_thread).then(|| uuid.to_string());
+        let given_id = te
+            .debug_annotations
+            .iter()
+            .find(|a| a.name.as_deref() == Some(ASYNC_ID))
+            .and_then(|a| a.string_value.clone());
+        let async_id = (!on_thread).then(|| given_id.unwrap_or_else(|| uuid.to_string()));
         let pick = |thread: Phase, other: Phase| if on_thread { thread } else { other };
         let (ph, name, cat, tid, id, args) = match te.r#type.unwrap_or(0) {
             TYPE_SLICE_BEGIN => {
-                let begun = (name.clone().unwrap_or_default(), cat.clone());
+                let begun = (
+                    name.clone().unwrap_or_default(),
+                    cat.clone(),
+                    async_id.clone(),
+                );
                 track.open.push(begun);
                 let ph = pick(Phase::Begin, Phase::AsyncBegin);
                 (ph, name, cat, tid, async_id, Value::Null)
             }
             TYPE_SLICE_END => {
-                let Some((begun, begun_cat)) = track.open.pop() else {
-                    let detail = format!("a slice end on track {uuid}, where none is open");
-                    return Err(bad(n, detail));
+                let (begun, begun_cat, begun_id) = match (track.open.pop(), on_thread) {
+                    (Some(begun), _) => begun,
+                    // An async slice ended on another thread: that thread's
+                    // sequence may reach the file before the beginning's.
+                    // Perfetto sorts by time; the `e` pairs with its `b` by
+                    // key and time, as in a JSON trace.
+                    (None, false) => (name.unwrap_or_default(), None, None),
+                    (None, true) => {
+                        let detail = format!("a slice end on track {uuid}, where none is open");
+                        return Err(bad(n, detail));
+                    }
                 };
                 if !on_thread && track.open.is_empty() {
                     // An async track carries one slice; it is described again
@@ -643,19 +719,35 @@ impl Reader {
                     self.tracks.remove(&uuid);
                 }
                 let ph = pick(Phase::End, Phase::AsyncEnd);
+                // An end written without the id takes its begin's.
+                let given = te
+                    .debug_annotations
+                    .iter()
+                    .any(|a| a.name.as_deref() == Some(ASYNC_ID));
+                let id = if given {
+                    async_id
+                } else {
+                    begun_id.or(async_id)
+                };
                 (
                     ph,
                     Some(begun),
                     cat.or(begun_cat),
                     tid,
-                    async_id,
+                    id,
                     annotation_args(&te.debug_annotations),
                 )
             }
             TYPE_INSTANT => {
-                let (ph, id) = if let Some(id) = te.flow_ids.first() {
-                    (Phase::FlowStart, Some(id.to_string()))
-                } else if let Some(id) = te.terminating_flow_ids.first() {
+                let (ph, id) = if let Some(&id) = te.flow_ids.first() {
+                    let ph = if self.flows.step(id) {
+                        Phase::FlowStep
+                    } else {
+                        Phase::FlowStart
+                    };
+                    (ph, Some(id.to_string()))
+                } else if let Some(&id) = te.terminating_flow_ids.first() {
+                    self.flows.terminate(id);
                     (Phase::FlowEnd, Some(id.to_string()))
                 } else {
                     (pick(Phase::Instant, Phase::AsyncInstant), async_id)
@@ -731,7 +823,10 @@ impl Reader {
             line: self.packet,
             field_errors: Vec::new(),
         };
-        let text = event_json(&event);
+        let text = match self.no_text {
+            true => String::new(),
+            false => event_json(&event),
+        };
         sink(event, &text);
     }
 }

@@ -167,6 +167,20 @@ pub fn stream_trace(
     path: impl AsRef<Path>,
     mut sink: impl FnMut(Event),
 ) -> Result<TraceInfo, TraceError> {
+    stream_file(path.as_ref(), false, &mut |event, _| {
+        sink(std::mem::take(event))
+    })
+}
+
+/// Like [`stream_trace`], handing each event over in one [`Event`] that
+/// the reader fills again for the next: its strings keep their
+/// allocations from one event to the next, which saves reading a large
+/// trace an allocation per string. A sink that keeps a string takes it
+/// (`event.name.take()`).
+pub(crate) fn stream_trace_in_place(
+    path: impl AsRef<Path>,
+    mut sink: impl FnMut(&mut Event),
+) -> Result<TraceInfo, TraceError> {
     stream_file(path.as_ref(), false, &mut |event, _| sink(event))
 }
 
@@ -177,14 +191,16 @@ pub fn stream_trace_text(
     path: impl AsRef<Path>,
     mut sink: impl FnMut(Event, &str),
 ) -> Result<TraceInfo, TraceError> {
-    stream_file(path.as_ref(), true, &mut sink)
+    stream_file(path.as_ref(), true, &mut |event, text| {
+        sink(std::mem::take(event), text)
+    })
 }
 
 /// [`stream_trace_text`]; the text handed over is empty unless `text`.
 fn stream_file(
     path: &Path,
     text: bool,
-    mut sink: &mut dyn FnMut(Event, &str),
+    sink: &mut dyn FnMut(&mut Event, &str),
 ) -> Result<TraceInfo, TraceError> {
     let io_error = |source| TraceError::Io {
         path: path.to_path_buf(),
@@ -199,7 +215,9 @@ fn stream_file(
         .map_err(io_error)?;
     let input = std::io::Cursor::new(head).chain(file);
     if crate::pftrace::is_pftrace(path, input.get_ref().0.get_ref()) {
-        let read = crate::pftrace::stream(input, &mut sink).map_err(|error| error.in_file(path))?;
+        let mut sink = |mut event: Event, text: &str| sink(&mut event, text);
+        let read =
+            crate::pftrace::stream(input, text, &mut sink).map_err(|error| error.in_file(path))?;
         let mut info = TraceInfo::new(Layout::Perfetto);
         info.truncated = read.truncated;
         info.partial_line = read.partial_packet;
@@ -216,7 +234,7 @@ pub fn stream_reader(
     input: impl Read,
     mut sink: impl FnMut(Event),
 ) -> Result<TraceInfo, TraceError> {
-    Parser::new(input).trace(&mut |event, _| sink(event))
+    Parser::new(input).trace(&mut |event, _| sink(std::mem::take(event)))
 }
 
 /// `error`, from parsing a value at the start of `text`, or the error that
@@ -292,6 +310,8 @@ struct Parser<R> {
     /// UTF-8 again costs a few percent of reading it); otherwise it gets
     /// `""`.
     text: bool,
+    /// The event handed to the sink, filled again for each event.
+    event: Event,
 }
 
 impl<R: Read> Parser<R> {
@@ -314,10 +334,11 @@ impl<R: Read> Parser<R> {
             line_start: 0,
             line_chars_dropped: 0,
             text: true,
+            event: Event::default(),
         }
     }
 
-    fn trace(mut self, sink: &mut dyn FnMut(Event, &str)) -> Result<TraceInfo, TraceError> {
+    fn trace(mut self, sink: &mut dyn FnMut(&mut Event, &str)) -> Result<TraceInfo, TraceError> {
         let outcome = self.layout(sink);
         // Reaching invalid UTF-8 explains whatever else went wrong there.
         let at_invalid = self.invalid_utf8 && self.pos >= self.avail;
@@ -369,7 +390,7 @@ impl<R: Read> Parser<R> {
     #[allow(clippy::type_complexity)]
     fn layout(
         &mut self,
-        sink: &mut dyn FnMut(Event, &str),
+        sink: &mut dyn FnMut(&mut Event, &str),
     ) -> Result<(TraceInfo, Result<(), Stop>), Stop> {
         self.skip_bom()?;
         self.skip_whitespace()?;
@@ -403,7 +424,7 @@ impl<R: Read> Parser<R> {
     }
 
     /// Parses an array of events; the cursor is on `[`.
-    fn events(&mut self, sink: &mut dyn FnMut(Event, &str)) -> Result<(), Stop> {
+    fn events(&mut self, sink: &mut dyn FnMut(&mut Event, &str)) -> Result<(), Stop> {
         self.bump();
         self.skip_whitespace()?;
         match self.peek()? {
@@ -425,20 +446,28 @@ impl<R: Read> Parser<R> {
             }
             let line = start.line;
             let rest = &self.buf[self.pos - self.buf_start..self.avail - self.buf_start];
-            let plain = crate::event::plain::parse(rest, line);
-            let event = if let Some((event, end)) = plain {
-                self.advance_to(self.pos + end);
-                event
+            let plain = crate::event::plain::parse_into(rest, line, &mut self.event);
+            if let Some(plain) = plain {
+                // The reader counted the event's line breaks.
+                if plain.newlines > 0 {
+                    self.line += plain.newlines;
+                    self.line_start = self.pos + plain.line_start;
+                    self.line_chars_dropped = 0;
+                }
+                self.pos += plain.len;
             } else {
-                self.serde_event(line)?
-            };
+                self.event = self.serde_event(line)?;
+            }
             // The event's text is still buffered: input is only dropped
             // before the cursor, which stayed at its start while parsing.
             let text = match self.text {
                 true => &self.buf[start.pos - self.buf_start..self.pos - self.buf_start],
                 false => &[][..],
             };
-            sink(event, std::str::from_utf8(text).unwrap_or_default());
+            sink(
+                &mut self.event,
+                std::str::from_utf8(text).unwrap_or_default(),
+            );
             if !self.another_item(b']', "event")? {
                 return Ok(());
             }
@@ -460,7 +489,7 @@ impl<R: Read> Parser<R> {
     fn object(
         &mut self,
         info: &mut TraceInfo,
-        sink: &mut dyn FnMut(Event, &str),
+        sink: &mut dyn FnMut(&mut Event, &str),
     ) -> Result<(), Stop> {
         let start = self.mark();
         let mut has_events = false;
@@ -971,7 +1000,7 @@ mod tests {
             for chunk in 1..=7 {
                 let mut events = Vec::new();
                 let read = Parser::with_chunk(text, chunk)
-                    .trace(&mut |event, _| events.push(event))
+                    .trace(&mut |event, _| events.push(std::mem::take(event)))
                     .map(|info| Trace::new(info, events))
                     .map_err(|error| error.to_string());
                 assert_eq!(

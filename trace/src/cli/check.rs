@@ -12,7 +12,11 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 ///
 /// Each FILE is checked: required fields are present and typed; every B is
 /// closed by an E on the same thread, in stack order, with the same name;
-/// B/E timestamps never decrease on a thread; every b pairs with an e of
+/// B/E timestamps never decrease on a thread, except for a slice written
+/// when it ends (a B directly followed by its E, as compact writers lay out
+/// a parent after its children; Perfetto sorts by time); the spans of a
+/// thread (B/E pairs, X events) nest, none overlapping another without
+/// lying within it or enclosing it; every b pairs with an e of
 /// the same pid, cat, id and name at or after its time, wherever the two
 /// are in the file (a span begun on one thread and ended on another may
 /// have its e written first); X events have dur >= 0; the file is not

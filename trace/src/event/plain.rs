@@ -13,46 +13,66 @@
 //! same [`Event`] as [`super::RawEvent::into_event`]: a test compares the
 //! two on every kind of member.
 
-use super::{plain_micros_bytes_to_ns, Event, Phase};
+use super::{plain_micros_bytes_to_ns, Event, Member as Key, Phase};
 
-/// The event at the start of `bytes` (which may have more input after it)
-/// and the number of bytes it took, when it has the plain form; `line` is
-/// the line it starts on.
-pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
-    let mut at = Cursor { bytes, at: 0 };
+/// What [`parse_into`] read besides the event.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Plain {
+    /// The number of bytes the event took.
+    pub len: usize,
+    /// The line breaks in it (only its whitespace may hold them), and
+    /// where the line after the last one starts: the reader keeps its line
+    /// count without going over the bytes again.
+    pub newlines: usize,
+    pub line_start: usize,
+}
+
+/// Reads the event at the start of `bytes` (which may have more input
+/// after it) into `event`, when it has the plain form; `line` is the line
+/// it starts on. The strings `event` holds keep their allocations for the
+/// new one (the reader hands every event over in the same [`Event`]).
+/// When it returns `None`, what `event` holds is left to be replaced.
+pub(crate) fn parse_into(bytes: &[u8], line: usize, event: &mut Event) -> Option<Plain> {
+    let mut at = Cursor {
+        bytes,
+        at: 0,
+        newlines: 0,
+        line_start: 0,
+    };
     at.expect(b'{')?;
-    let mut event = Event {
+    let (mut name, mut cat, mut id) = (event.name.take(), event.cat.take(), event.id.take());
+    *event = Event {
         line,
         ..Event::default()
     };
     at.whitespace();
     if at.peek()? == b'}' {
-        return Some((event, at.at + 1));
+        return Some(at.done());
     }
     loop {
-        let key = at.string()?;
+        let key = at.key()?;
         at.whitespace();
         at.expect(b':')?;
         at.whitespace();
         match key {
-            b"name" => event.name = Some(at.text()?.to_string()),
-            b"cat" => event.cat = Some(at.text()?.to_string()),
-            b"ph" => event.ph = Some(Phase::from_code(at.text()?)),
-            b"pid" => event.pid = Some(at.integer()?),
-            b"tid" => event.tid = Some(at.integer()?),
-            b"ts" => (event.ts, event.ts_ns) = at.time()?,
-            b"dur" => (event.dur, event.dur_ns) = at.time()?,
+            Key::Name => event.name = Some(refill(name.take(), at.string()?)?),
+            Key::Cat => event.cat = Some(refill(cat.take(), at.string()?)?),
+            Key::Ph => event.ph = Some(Phase::from_code_bytes(at.string()?)?),
+            Key::Pid => event.pid = Some(at.integer()?),
+            Key::Tid => event.tid = Some(at.integer()?),
+            Key::Ts => (event.ts, event.ts_ns) = at.time()?,
+            Key::Dur => (event.dur, event.dur_ns) = at.time()?,
             // A numeric id is kept as its decimal text, as serde_json
             // writes a non-negative integer.
-            b"id" => {
+            Key::Id => {
                 event.id = Some(if at.peek()? == b'"' {
-                    at.text()?.to_string()
+                    refill(id.take(), at.string()?)?
                 } else {
                     at.integer()?.to_string()
                 })
             }
-            b"args" => return None,
-            _ => {
+            Key::Args => return None,
+            Key::Other => {
                 if at.peek()? == b'"' {
                     at.string()?;
                 } else {
@@ -66,18 +86,56 @@ pub(crate) fn parse(bytes: &[u8], line: usize) -> Option<(Event, usize)> {
                 at.at += 1;
                 at.whitespace();
             }
-            b'}' => return Some((event, at.at + 1)),
+            b'}' => return Some(at.done()),
             _ => return None,
         }
+    }
+}
+
+/// A number [`Cursor::parts`] read: where it starts, its sign, how many
+/// digits it has before and after the point, and those digits as one
+/// integer (exact when they are at most 19).
+struct Number {
+    start: usize,
+    negative: bool,
+    whole: usize,
+    fraction: usize,
+    digits: u64,
+}
+
+/// The string of UTF-8 `bytes`, in `buffer` when there is one (a string
+/// the event before had): unchanged when it holds the same text already,
+/// as the name and category of consecutive events often are, which saves
+/// checking the bytes as UTF-8 again. `None` when they are not UTF-8.
+fn refill(buffer: Option<String>, bytes: &[u8]) -> Option<String> {
+    match buffer {
+        Some(buffer) if buffer.as_bytes() == bytes => Some(buffer),
+        Some(mut buffer) => {
+            buffer.clear();
+            buffer.push_str(std::str::from_utf8(bytes).ok()?);
+            Some(buffer)
+        }
+        None => Some(std::str::from_utf8(bytes).ok()?.to_string()),
     }
 }
 
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
+    newlines: usize,
+    line_start: usize,
 }
 
 impl<'a> Cursor<'a> {
+    /// The event read, up to the `}` at the cursor.
+    fn done(&self) -> Plain {
+        Plain {
+            len: self.at + 1,
+            newlines: self.newlines,
+            line_start: self.line_start,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -87,9 +145,39 @@ impl<'a> Cursor<'a> {
     }
 
     fn whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        while let Some(byte @ (b' ' | b'\t' | b'\n' | b'\r')) = self.peek() {
             self.at += 1;
+            if byte == b'\n' {
+                self.newlines += 1;
+                self.line_start = self.at;
+            }
         }
+    }
+
+    /// A member name, without escapes or control characters. The names
+    /// the runtime writes are told from their first two bytes and
+    /// compared whole, without a search for the closing quote.
+    fn key(&mut self) -> Option<Key> {
+        let rest = &self.bytes[self.at..];
+        let known = |name: &[u8]| {
+            rest.len() > name.len() + 1
+                && &rest[1..=name.len()] == name
+                && rest[name.len() + 1] == b'"'
+        };
+        let (key, length) = match (rest.get(1), rest.get(2)) {
+            (Some(b'n'), _) if known(b"name") => (Key::Name, 4),
+            (Some(b'c'), _) if known(b"cat") => (Key::Cat, 3),
+            (Some(b'p'), Some(b'h')) if known(b"ph") => (Key::Ph, 2),
+            (Some(b'p'), _) if known(b"pid") => (Key::Pid, 3),
+            (Some(b't'), Some(b's')) if known(b"ts") => (Key::Ts, 2),
+            (Some(b't'), _) if known(b"tid") => (Key::Tid, 3),
+            (Some(b'd'), _) if known(b"dur") => (Key::Dur, 3),
+            (Some(b'i'), _) if known(b"id") => (Key::Id, 2),
+            _ => return Some(Key::of(self.string()?)),
+        };
+        // Past the two quotes and the name.
+        self.at += length + 2;
+        Some(key)
     }
 
     /// The bytes of a string without escapes or control characters.
@@ -104,74 +192,80 @@ impl<'a> Cursor<'a> {
         Some(&self.bytes[start..start + length])
     }
 
-    fn text(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.string()?).ok()
-    }
-
     /// A JSON number without an exponent, as text.
     fn number(&mut self) -> Option<&'a [u8]> {
+        let number = self.parts()?;
+        Some(&self.bytes[number.start..self.at])
+    }
+
+    /// A JSON number without an exponent, read in one pass.
+    fn parts(&mut self) -> Option<Number> {
         let start = self.at;
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.at += 1;
         }
-        let whole = self.digits();
+        let (whole, digits) = self.digits(0);
         // JSON allows no leading zero before another digit.
         if whole == 0 || (whole > 1 && self.bytes[self.at - whole] == b'0') {
             return None;
         }
+        let (mut fraction, mut digits) = (0, digits);
         if self.peek() == Some(b'.') {
             self.at += 1;
-            if self.digits() == 0 {
+            (fraction, digits) = self.digits(digits);
+            if fraction == 0 {
                 return None;
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             return None;
         }
-        Some(&self.bytes[start..self.at])
+        Some(Number {
+            start,
+            negative,
+            whole,
+            fraction,
+            digits,
+        })
     }
 
-    fn digits(&mut self) -> usize {
-        let count = self.bytes[self.at..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        self.at += count;
-        count
+    /// Moves over digits: how many, and `value` with them appended
+    /// (exact while it has at most 19 digits in all).
+    fn digits(&mut self, mut value: u64) -> (usize, u64) {
+        let start = self.at;
+        while let Some(&byte) = self.bytes.get(self.at) {
+            if !byte.is_ascii_digit() {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add(u64::from(byte - b'0'));
+            self.at += 1;
+        }
+        (self.at - start, value)
     }
 
     /// A non-negative integer that fits an `i64` (serde_json reads `-0` as
     /// a float; negative ids and pids are left to it).
     fn integer(&mut self) -> Option<i64> {
-        let mut value: i64 = 0;
-        for &byte in self.number()? {
-            if !byte.is_ascii_digit() {
-                return None;
-            }
-            value = value.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+        let number = self.parts()?;
+        if number.negative || number.fraction > 0 || number.whole > 19 {
+            return None;
         }
-        Some(value)
+        i64::try_from(number.digits).ok()
     }
 
     /// A time in microseconds, as `f64` and as exact nanoseconds.
     fn time(&mut self) -> Option<(Option<f64>, Option<i64>)> {
-        let text = self.number()?;
-        let negative = text[0] == b'-';
-        let digits = &text[usize::from(negative)..];
-        let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
-            Some(dot) => (&digits[..dot], &digits[dot + 1..]),
-            None => (digits, &[][..]),
-        };
+        let number = self.parts()?;
+        let (negative, fraction) = (number.negative, number.fraction);
+        let text = &self.bytes[number.start..self.at];
         // The usual case, at most 19 digits (which fit a u64) of which at
-        // most 3 decimals (the number is exact in nanoseconds), in one pass.
-        let exact = fraction.len() <= 3;
-        let nanos = if exact && whole.len() + fraction.len() <= 19 {
-            let mut value: u64 = 0;
-            for &digit in whole.iter().chain(fraction) {
-                value = value * 10 + u64::from(digit - b'0');
-            }
-            let scale = 10u64.pow(3 - fraction.len() as u32);
-            let value = i64::try_from(value.checked_mul(scale)?).ok()?;
+        // most 3 decimals (the number is exact in nanoseconds), read in the
+        // same pass as the text.
+        let exact = fraction <= 3;
+        let nanos = if exact && number.whole + fraction <= 19 {
+            let scale = 10u64.pow(3 - fraction as u32);
+            let value = i64::try_from(number.digits.checked_mul(scale)?).ok()?;
             if negative {
                 -value
             } else {
@@ -232,6 +326,13 @@ mod tests {
     use super::super::RawEvent;
     use super::*;
 
+    /// The event [`parse_into`] reads at the start of `text`, and its
+    /// length.
+    fn by_plain(text: &str, line: usize) -> Option<(Event, usize)> {
+        let mut event = Event::default();
+        parse_into(text.as_bytes(), line, &mut event).map(|plain| (event, plain.len))
+    }
+
     /// The event serde_json reads at the start of `text`, and its length.
     fn by_serde(text: &str, line: usize) -> Option<(Event, usize)> {
         let mut stream =
@@ -257,12 +358,37 @@ mod tests {
             r#"{"ts":-9223372036854775.807,"dur":-0.000}"#,
             r#"{"ts":0.5,"dur":4.096}"#,
             r#"{"ts":1.23456,"dur":123456789012345.6789}"#,
+            r#"{"names":"x","pi":1,"tsx":2,"i":3,"p":4,"t":5,"":6,"n":"7","idx":8,"durs":9,"ph":"i"}"#,
+            r#"{"pid":1,"tid":2,"cat":"c","ts":3,"name":"n","dur":4,"id":"i","ph":"X"}"#,
         ];
         for text in texts {
-            let plain = parse(text.as_bytes(), 7);
+            let plain = by_plain(text, 7);
             assert!(plain.is_some(), "{text}");
             assert_eq!(plain, by_serde(text, 7), "{text}");
         }
+        // Read into the event that held the one before, each reads the same.
+        let mut event = Event::default();
+        for text in texts.iter().chain(&texts) {
+            let plain = parse_into(text.as_bytes(), 7, &mut event).expect("plain");
+            assert_eq!(
+                Some((event.clone(), plain.len)),
+                by_serde(text, 7),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_line_breaks_of_an_event_are_counted() {
+        let text = "{ \"ph\":\"i\",\n\"pid\":1\r\n,\n  \"ts\":2 }\n,";
+        let mut event = Event::default();
+        let plain = parse_into(text.as_bytes(), 1, &mut event).expect("plain");
+        assert_eq!(plain.len, text.len() - 2);
+        assert_eq!(plain.newlines, 3);
+        assert_eq!(&text[plain.line_start..plain.len], "  \"ts\":2 }");
+        let one_line = parse_into(br#"{"ph":"B","ph":"Q"}"#, 1, &mut event).expect("plain");
+        assert_eq!((one_line.newlines, one_line.line_start), (0, 0));
+        assert_eq!(event.ph, Some(Phase::Other("Q".to_string())));
     }
 
     #[test]
@@ -327,6 +453,8 @@ mod tests {
             r#"{"x":true}"#,
             r#"{"x":[1]}"#,
             r#"{"name":"a""#,
+            r#"{"name""#,
+            r#"{"nam"#,
             r#"{"name":"a","#,
             r#"{"name":"a" "ph":"B"}"#,
             r#"{"name":"a",}"#,
@@ -334,7 +462,7 @@ mod tests {
             r#"[]"#,
         ];
         for text in texts {
-            assert_eq!(parse(text.as_bytes(), 1), None, "{text}");
+            assert_eq!(by_plain(text, 1), None, "{text}");
         }
     }
 }
