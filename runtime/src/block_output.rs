@@ -11,6 +11,9 @@ use crate::writer::report_misuse;
 pub struct BlockOutput<W: Write> {
     dest: W,
     error: Option<io::Error>,
+    /// Neither finished nor failed: one flag for the writers' per-event
+    /// test.
+    open: bool,
     /// Set once the trace is complete.
     pub(crate) finished: bool,
     /// Events formatted (and not lost).
@@ -32,6 +35,7 @@ impl<W: Write> BlockOutput<W> {
         BlockOutput {
             dest,
             error: None,
+            open: true,
             finished: false,
             written: 0,
             handed: 0,
@@ -65,8 +69,9 @@ impl<W: Write> BlockOutput<W> {
     }
 
     /// True while events are still written (not finished, no I/O error).
+    #[inline(always)]
     pub fn is_open(&self) -> bool {
-        !self.finished && self.error.is_none()
+        self.open
     }
 
     /// True once writing failed (the failure was reported on stderr).
@@ -129,6 +134,7 @@ impl<W: Write> BlockOutput<W> {
              dropped and the program runs on"
         );
         self.error = Some(e);
+        self.open = false;
     }
 
     /// Completes the trace: marks it finished and returns the write error
@@ -138,6 +144,7 @@ impl<W: Write> BlockOutput<W> {
             return Ok(false);
         }
         self.finished = true;
+        self.open = false;
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(true),

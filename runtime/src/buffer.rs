@@ -695,7 +695,7 @@ impl Output {
             .or_insert_with(|| ThreadDecoder::new(tid));
         if let Some(sink) = sink.as_mut() {
             // SAFETY: the caller's promise.
-            unsafe { decoder.decode(records, cx, sink) }
+            unsafe { sink.decode(decoder, records, cx) }
         }
         self.note_lost();
     }
@@ -817,6 +817,13 @@ pub(crate) fn set_cpu_mem_usage(on: bool) {
     CPU_MEM_USAGE.store(on, Ordering::Relaxed);
 }
 
+/// Set once the runtime has started when an event needs nothing but a TSC
+/// stamp and a store: tracing is on ([`ENABLED`]), `cpu-mem-usage` is off
+/// and the clock is the TSC. The hot path tests this one flag instead of
+/// the three (see [`record`]); it is never cleared, since none of the
+/// three changes after start-up.
+static PLAIN_TSC: AtomicBool = AtomicBool::new(false);
+
 fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is writable for its full length.
@@ -927,6 +934,10 @@ impl Runtime {
         if sink.is_none() {
             ENABLED.store(false, Ordering::Relaxed);
         } else {
+            PLAIN_TSC.store(
+                !config.options.cpu_mem_usage && cx.time.is_tsc(),
+                Ordering::Relaxed,
+            );
             // SAFETY: registering plain `extern "C"` functions is always
             // valid; glibc also accepts them from a shared library.
             unsafe {
@@ -1835,8 +1846,22 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
 /// an enter reads the clock again after the hand-off, so its cost stays
 /// outside. With `cpu-mem-usage` the event goes through [`record_usage`]
 /// instead.
+///
+/// The common case, [`PLAIN_TSC`], is tested first with one load, and inlines
+/// into the C entry points; every other case is [`record_any`], out of line.
 #[inline(always)]
 fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
+    if PLAIN_TSC.load(Ordering::Relaxed) {
+        record_plain::<STAMP_FIRST, true>(site, kind);
+    } else {
+        record_any::<STAMP_FIRST>(site, kind);
+    }
+}
+
+/// [`record`] before the runtime has started, with tracing off, with
+/// `cpu-mem-usage` or with the monotonic clock.
+#[inline(never)]
+fn record_any<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
@@ -1844,7 +1869,7 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         record_usage(site, kind);
         return;
     }
-    record_plain::<STAMP_FIRST>(site, kind);
+    record_plain::<STAMP_FIRST, false>(site, kind);
 }
 
 /// [`record_extra`] of an event with nothing after it, written out without
@@ -1852,8 +1877,11 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
 /// case (a buffer with room, no signal handler interrupted) is a
 /// thread-local read, the flag stores, the clock read and the store. Any
 /// other case goes to [`record_extra`], out of line.
+///
+/// `TSC`: the clock is known to be the TSC (see [`PLAIN_TSC`]), so the stamp
+/// is read without testing the clock's mode.
 #[inline(always)]
-fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
+fn record_plain<const STAMP_FIRST: bool, const TSC: bool>(site: *const Site, kind: Kind) {
     let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
         drop_events(1);
         return;
@@ -1869,7 +1897,7 @@ fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     // As `Local::push` does it.
     local.pushing.set(true);
     compiler_fence(Ordering::SeqCst);
-    let ts = clock::stamp();
+    let ts = if TSC { clock::rdtsc() } else { clock::stamp() };
     // SAFETY: a non-null handle points to this thread's buffer, which is
     // freed only by this thread's `LocalGuard` destructor.
     if unsafe { &*buf }.push(RawEvent::new(ts, site, kind)) {
@@ -1877,8 +1905,21 @@ fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         local.pushing.set(false);
         return;
     }
-    // A full chunk: `pushing` stays set until `record_slow` guards with
-    // `busy` instead; an exit keeps its stamp.
+    record_plain_full::<STAMP_FIRST>(local, site, kind, ts);
+}
+
+/// [`record_plain`] when the chunk is full: `pushing` stays set until
+/// `record_slow` guards with `busy` instead; an exit keeps its stamp `ts`.
+/// Out of line and called last, so the common case keeps no stack frame
+/// for it.
+#[cold]
+#[inline(never)]
+fn record_plain_full<const STAMP_FIRST: bool>(
+    local: &Local,
+    site: *const Site,
+    kind: Kind,
+    ts: u64,
+) {
     let stamp = if STAMP_FIRST { Some(ts) } else { None };
     record_slow(local, site, kind, stamp, Extra::None);
 }

@@ -317,13 +317,14 @@ pub struct Timebase {
     fast: Fast,
 }
 
-/// Ticks `from..to` convert to `epoch_ns + (tick - from) * mult`, the
-/// product rounded from 32.32 fixed point. Empty (`from == to`) when no
-/// segment is cached.
+/// Ticks `from..from + span` convert to `epoch_ns + (tick - from) * mult`,
+/// the product rounded from 32.32 fixed point. Empty (`span == 0`) when no
+/// segment is cached. A span rather than an end, so that a tick is tested
+/// with one comparison of the `tick - from` the conversion needs anyway.
 #[derive(Debug, Clone, Copy, Default)]
 struct Fast {
     from: u64,
-    to: u64,
+    span: u64,
     epoch_ns: u64,
     mult: u64,
 }
@@ -480,9 +481,10 @@ impl Timebase {
             _ => {
                 let seg = self.segment(stamp);
                 self.cached = Some(seg);
+                let from = seg.from.max(seg.tsc);
                 self.fast = Fast {
-                    from: seg.from.max(seg.tsc),
-                    to: seg.to.min(self.newest_tsc),
+                    from,
+                    span: seg.to.min(self.newest_tsc).saturating_sub(from),
                     epoch_ns: self.epoch.to_epoch_ns(seg.mono_ns),
                     mult: seg.mult,
                 };
@@ -503,12 +505,12 @@ impl Timebase {
             return self.epoch.to_epoch_ns(stamp);
         }
         let f = self.fast;
-        if f.from <= stamp && stamp < f.to {
+        let ticks = stamp.wrapping_sub(f.from);
+        if ticks < f.span {
             // As `to_mono_ns` computes it (no clamp can apply: the stamp is
             // at or after the segment's first point), moved to the epoch.
-            let scaled = (u128::from(stamp - f.from) * u128::from(f.mult)
-                + (1 << (MULT_SHIFT - 1)))
-                >> MULT_SHIFT;
+            let scaled =
+                (u128::from(ticks) * u128::from(f.mult) + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
             return f.epoch_ns.wrapping_add(scaled as u64);
         }
         self.to_epoch_ns_cold(stamp)

@@ -60,6 +60,22 @@ pub use buffer::{dropped_events, CHUNK_RECORDS};
 pub use error::Error;
 pub use site::Site;
 
+/// The site to record for `site` as passed to an entry point (see
+/// [`site::owned`]), or `None` for a null or misaligned pointer or a copy
+/// that cannot be made.
+///
+/// # Safety
+/// As for [`perfflow_site_enter`].
+#[inline(always)]
+unsafe fn recordable(site: *const Site) -> Option<std::ptr::NonNull<Site>> {
+    if !event::packable(site) {
+        return None;
+    }
+    // SAFETY: a packable site is non-null and aligned; the rest is the
+    // caller's contract.
+    unsafe { site::owned_nonnull(std::ptr::NonNull::new_unchecked(site.cast_mut())) }
+}
+
 /// Records entry into a woven function.
 ///
 /// # Safety
@@ -69,13 +85,9 @@ pub use site::Site;
 /// process exits.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
-    // SAFETY: a packable site is non-null and aligned; the rest is the
-    // caller's contract.
-    match event::packable(site)
-        .then(|| unsafe { site::owned(site) })
-        .flatten()
-    {
-        Some(site) => buffer::record_enter(site),
+    // SAFETY: the caller's contract is `recordable`'s.
+    match unsafe { recordable(site) } {
+        Some(site) => buffer::record_enter(site.as_ptr()),
         None => buffer::reject_site(),
     }
 }
@@ -86,13 +98,9 @@ pub unsafe extern "C" fn perfflow_site_enter(site: *const Site) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
-    // SAFETY: a packable site is non-null and aligned; the rest is the
-    // caller's contract.
-    match event::packable(site)
-        .then(|| unsafe { site::owned(site) })
-        .flatten()
-    {
-        Some(site) => buffer::record_exit(site),
+    // SAFETY: the caller's contract is `recordable`'s.
+    match unsafe { recordable(site) } {
+        Some(site) => buffer::record_exit(site.as_ptr()),
         None => buffer::reject_site(),
     }
 }
@@ -106,11 +114,8 @@ pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit_unwind(site: *const Site) {
     // SAFETY: as in perfflow_site_enter.
-    match event::packable(site)
-        .then(|| unsafe { site::owned(site) })
-        .flatten()
-    {
-        Some(site) => buffer::record_exit_with(site, Payload::Unwound),
+    match unsafe { recordable(site) } {
+        Some(site) => buffer::record_exit_with(site.as_ptr(), Payload::Unwound),
         None => buffer::reject_site(),
     }
 }
@@ -125,11 +130,8 @@ pub unsafe extern "C" fn perfflow_site_exit_unwind(site: *const Site) {
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
     // SAFETY: as in perfflow_site_enter.
-    match (id != 0 && event::packable(site))
-        .then(|| unsafe { site::owned(site) })
-        .flatten()
-    {
-        Some(site) => buffer::record_enter_with(site, Payload::AsyncId(id)),
+    match (id != 0).then(|| unsafe { recordable(site) }).flatten() {
+        Some(site) => buffer::record_enter_with(site.as_ptr(), Payload::AsyncId(id)),
         None => buffer::reject_site(),
     }
 }
@@ -142,11 +144,8 @@ pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit_id(site: *const Site, id: u64) {
     // SAFETY: as in perfflow_site_enter.
-    match (id != 0 && event::packable(site))
-        .then(|| unsafe { site::owned(site) })
-        .flatten()
-    {
-        Some(site) => buffer::record_exit_with(site, Payload::AsyncId(id)),
+    match (id != 0).then(|| unsafe { recordable(site) }).flatten() {
+        Some(site) => buffer::record_exit_with(site.as_ptr(), Payload::AsyncId(id)),
         None => buffer::reject_site(),
     }
 }

@@ -47,10 +47,12 @@
 //! wrapped), which cannot happen to a file written from its start, so the
 //! event packets leave it out (2 bytes per event).
 //!
-//! The common events take a fast path of straight-line stores
-//! ([`put_event`]): a slice end, and a slice begin whose site the sequence
-//! has seen (each sequence keeps the encoded `track_event` body of recent
-//! sites' begins).
+//! The common events take a fast path ([`put_event`]): a slice end, and a
+//! slice begin whose site the sequence has seen. Each sequence keeps the
+//! whole packet of its slice end and of the begins of recent sites but for
+//! the timestamp's varint ([`Template`]: headers, body, sequence id, then
+//! the timestamp's tag), so such an event is two 16-byte stores, the
+//! varint and the packet's length.
 //!
 //! Every packet is formatted whole in memory and blocks of whole packets
 //! go to the destination, so a file cut short by a kill holds a sequence of
@@ -151,6 +153,10 @@ pub const CLOCK_INCREMENTAL: u64 = 64;
 /// Sequence id of the process's own packets.
 const PROCESS_SEQUENCE: u64 = 1;
 
+/// [`PerfettoWriter::current_tid`] when no sequence is current (thread ids
+/// are `u32`).
+const NO_THREAD: u64 = u64::MAX;
+
 /// First byte of an event packet's body: the tag of `track_event`.
 const EVENT_TAG: u8 = ((PKT_TRACK_EVENT as u8) << 3) | 2;
 
@@ -188,14 +194,14 @@ struct Sequence {
     last_ts: u64,
     /// Interned ids already defined on this sequence (a bit per id).
     defined: Vec<u64>,
-    /// The packet's last field, `trusted_packet_sequence_id`, encoded
-    /// (tag and varint, little-endian in the low bytes) and its length.
-    id_field: Encoded,
-    /// Sites whose ids this sequence has seen, with the `track_event` body
-    /// of their slice begins encoded, in a small table indexed by a hash of
-    /// the site's address (a later site with the same hash takes the
-    /// entry): a begin of a site found there copies its body.
-    ready: Box<[(usize, Encoded); READY_SLOTS]>,
+    /// The packet of a slice end on this sequence, but for its timestamp's
+    /// value (see [`Template`]).
+    end: Template,
+    /// Sites whose ids this sequence has seen, with the packet of their
+    /// slice begins (but for the timestamp's value), in a small table
+    /// indexed by a hash of the site's address (a later site with the same
+    /// hash takes the entry): a begin of a site found there copies it.
+    ready: Box<[(usize, Template); READY_SLOTS]>,
 }
 
 /// Entries of [`Sequence::ready`].
@@ -207,30 +213,48 @@ fn ready_slot(addr: usize) -> usize {
     ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % READY_SLOTS
 }
 
-/// Up to 16 bytes of encoded fields, little-endian, and their length.
+/// An event packet whose fields are known before its timestamp: the
+/// packet's tag and length, `track_event` (tag, length, body),
+/// `trusted_packet_sequence_id`, and the tag of `timestamp`, whose varint
+/// comes last. Up to 32 bytes, copied whole; [`put_event`] appends the
+/// varint and sets the length.
 #[derive(Clone, Copy, Default)]
-struct Encoded(u128, usize);
+struct Template {
+    bytes: [u128; 2],
+    len: usize,
+}
 
-impl Encoded {
-    /// `bytes` if they fit, `None` otherwise.
-    fn of(bytes: &[u8]) -> Option<Encoded> {
-        let mut b = [0u8; 16];
-        b.get_mut(..bytes.len())?.copy_from_slice(bytes);
-        Some(Encoded(u128::from_le_bytes(b), bytes.len()))
+impl Template {
+    /// The packet of `track_event` body `body` on sequence `seq`, `None`
+    /// when it does not fit.
+    fn of(body: &[u8], seq: u64) -> Option<Template> {
+        let mut packet = Vec::with_capacity(32);
+        packet.extend_from_slice(&[((TRACE_PACKET as u8) << 3) | 2, 0, EVENT_TAG]);
+        packet.push(u8::try_from(body.len()).ok().filter(|&n| n < 0x80)?);
+        packet.extend_from_slice(body);
+        Encoder::new(&mut packet).uint(PKT_SEQUENCE_ID, seq);
+        packet.push((PKT_TIMESTAMP as u8) << 3);
+        let mut b = [0u8; 32];
+        b.get_mut(..packet.len())?.copy_from_slice(&packet);
+        Some(Template {
+            bytes: [
+                u128::from_le_bytes(b[..16].try_into().ok()?),
+                u128::from_le_bytes(b[16..].try_into().ok()?),
+            ],
+            len: packet.len(),
+        })
     }
 }
 
 impl Sequence {
     fn new(id: u64, last_ts: u64) -> Sequence {
-        let mut field = Vec::with_capacity(11);
-        Encoder::new(&mut field).uint(PKT_SEQUENCE_ID, id);
         Sequence {
             id,
             last_ts,
             defined: Vec::new(),
-            // A tag and a varint take at most 11 bytes.
-            id_field: Encoded::of(&field).unwrap_or_default(),
-            ready: Box::new([(0, Encoded::default()); READY_SLOTS]),
+            // A type and a sequence id always fit.
+            end: Template::of(&END_BODY, id).unwrap_or_default(),
+            ready: Box::new([(0, Template::default()); READY_SLOTS]),
         }
     }
 
@@ -305,6 +329,10 @@ pub struct PerfettoWriter<W: Write> {
     /// nearly always that one.
     threads: Vec<(u32, Sequence)>,
     current: usize,
+    /// The thread of `threads[current]`, or [`NO_THREAD`] when `current`
+    /// is stale (a sequence was removed): one comparison finds the common
+    /// case.
+    current_tid: u64,
     next_sequence: u64,
     sites: AddrMap<SiteIds>,
     /// Interned strings (names and categories share the id space) and
@@ -325,13 +353,14 @@ impl<W: Write> PerfettoWriter<W> {
         let process_track = track_uuid(pid, KIND_PROCESS, 0);
         let mut w = PerfettoWriter {
             o: BlockOutput::new(dest),
-            out: Vec::with_capacity(FLUSH_BYTES + 4096),
+            out: Vec::with_capacity(FLUSH_BYTES + FLUSH_ROOM),
             pid,
             epoch,
             process_track,
             process: Sequence::new(PROCESS_SEQUENCE, epoch.real0_ns),
             threads: Vec::new(),
             current: 0,
+            current_tid: NO_THREAD,
             next_sequence: PROCESS_SEQUENCE + 1,
             sites: HashMap::default(),
             strings: HashMap::new(),
@@ -413,11 +442,7 @@ impl<W: Write> PerfettoWriter<W> {
     /// its track) on its first event.
     #[inline(always)]
     fn sequence(&mut self, tid: u32) -> usize {
-        if self
-            .threads
-            .get(self.current)
-            .is_some_and(|(t, _)| *t == tid)
-        {
+        if u64::from(tid) == self.current_tid {
             return self.current;
         }
         self.switch_sequence(tid)
@@ -431,6 +456,7 @@ impl<W: Write> PerfettoWriter<W> {
             Some(i) => i,
             None => self.open_thread(tid),
         };
+        self.current_tid = u64::from(tid);
         self.current
     }
 
@@ -673,9 +699,9 @@ impl<W: Write> PerfettoWriter<W> {
         {
             // The sequence now knows the site's ids: its next begins take
             // the fast path of `event`.
-            if let Some(body) = Encoded::of(&begin_body(ids)) {
+            if let Some(packet) = Template::of(&begin_body(ids), seq.id) {
                 let addr = site as *const Site as usize;
-                seq.ready[ready_slot(addr)] = (addr, body);
+                seq.ready[ready_slot(addr)] = (addr, packet);
             }
         }
     }
@@ -830,10 +856,7 @@ impl<W: Write> PerfettoWriter<W> {
 }
 
 /// The `track_event` body of a slice end: its type.
-const END_BODY: Encoded = Encoded(
-    ((TE_TYPE as u128) << 3) | ((TYPE_SLICE_END as u128) << 8),
-    2,
-);
+const END_BODY: [u8; 2] = [(TE_TYPE as u8) << 3, TYPE_SLICE_END as u8];
 
 /// The `track_event` body of a slice begin with `ids`, as
 /// [`PerfettoWriter::track_event`] writes it.
@@ -851,42 +874,38 @@ fn begin_body(ids: SiteIds) -> Vec<u8> {
     body
 }
 
-/// Appends an event packet of `seq` whose `track_event` body is `body`,
-/// stamped `ts_ns` (no earlier than the sequence's last timestamp): the
-/// packet [`PerfettoWriter::track_event`] writes for it, in straight-line
-/// stores into room reserved once.
+/// Free room below which the buffer is written out before a slice's
+/// event: the buffer is made with `FLUSH_BYTES + FLUSH_ROOM` bytes, so
+/// this is a block's worth, and it leaves room for [`put_event`].
+const FLUSH_ROOM: usize = 4096;
+const _: () = assert!(FLUSH_ROOM >= EVENT_ROOM);
+
+/// Room an event of [`put_event`] needs in the buffer: the template's 32
+/// bytes and a varint of 10.
+const EVENT_ROOM: usize = 48;
+
+/// Appends `packet` stamped `ts_ns` (no earlier than the sequence's last
+/// timestamp): the template's bytes, the timestamp's varint, the packet's
+/// length. The packet [`PerfettoWriter::track_event`] writes for the same
+/// event has the same fields (its sequence id after the timestamp).
+///
+/// # Safety
+/// `out` must have room for [`EVENT_ROOM`] more bytes.
 #[inline(always)]
-fn put_event(out: &mut Vec<u8>, seq: &mut Sequence, body: Encoded, ts_ns: u64) {
-    const TAG_TIMESTAMP: u8 = (PKT_TIMESTAMP as u8) << 3;
-    // Header 4, body 16, timestamp 1 + 10, sequence id 16 (the last
-    // two written as whole 16-byte words): 47 bytes at most.
-    const ROOM: usize = 48;
+unsafe fn put_event(out: &mut Vec<u8>, seq: &mut Sequence, packet: &Template, ts_ns: u64) {
     let delta = ts_ns - seq.last_ts;
     seq.last_ts = ts_ns;
-    out.reserve(ROOM);
     let start = out.len();
-    // SAFETY: `ROOM` bytes from `start` are reserved and every store below
-    // stays within them (see ROOM); `set_len` covers only bytes written.
-    // The packet's length, at most 4 + 16 + 11 + 11 - 2 = 40, and the
-    // body's take one byte each.
+    // SAFETY: `EVENT_ROOM` bytes from `start` are free (the caller's
+    // promise): the 32 bytes of the template, then at most 10 of varint
+    // from its length, at most 32; `set_len` covers only bytes written.
+    // The packet's length, at most 32 + 10 - 2, takes one byte.
     unsafe {
         let p = out.as_mut_ptr().add(start);
-        p.add(4).cast::<u128>().write_unaligned(body.0.to_le());
-        let mut n = 4 + body.1;
-        *p.add(n) = TAG_TIMESTAMP;
-        n += 1;
-        n += write_varint(p.add(n), delta);
-        p.add(n)
-            .cast::<u128>()
-            .write_unaligned(seq.id_field.0.to_le());
-        n += seq.id_field.1;
-        let header = [
-            ((TRACE_PACKET as u8) << 3) | 2,
-            (n - 2) as u8,
-            EVENT_TAG,
-            body.1 as u8,
-        ];
-        p.cast::<[u8; 4]>().write_unaligned(header);
+        p.cast::<[u128; 2]>()
+            .write_unaligned(packet.bytes.map(u128::to_le));
+        let n = packet.len + write_varint(p.add(packet.len), delta);
+        *p.add(1) = (n - 2) as u8;
         out.set_len(start + n);
     }
 }
@@ -975,6 +994,7 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         // sequence.
         if let Some(i) = self.threads.iter().position(|(t, _)| *t == tid) {
             self.threads.swap_remove(i);
+            self.current_tid = NO_THREAD;
         }
         self.maybe_flush();
     }
@@ -1075,21 +1095,26 @@ impl<W: Write> PerfettoWriter<W> {
     /// otherwise.
     #[inline(always)]
     fn slice(&mut self, site: &Site, tid: u32, ts_ns: u64, phase: Phase) {
-        if !self.is_open() {
-            self.o.lost += 1;
-            return;
+        // One test for a closed output and a buffer without room for the
+        // packet (a block's worth to write out).
+        if !self.o.is_open() || self.out.capacity() - self.out.len() < FLUSH_ROOM {
+            return self.slice_cold(site, tid, ts_ns, phase);
         }
         let index = self.sequence(tid);
-        let seq = &mut self.threads[index].1;
-        let body = if phase == Phase::End {
-            Some(END_BODY)
+        // SAFETY: `sequence` returns an index within `threads`.
+        let seq = unsafe { &mut self.threads.get_unchecked_mut(index).1 };
+        let packet = if phase == Phase::End {
+            Some(seq.end)
         } else {
             let addr = site as *const Site as usize;
-            let (ready, body) = seq.ready[ready_slot(addr)];
-            (ready == addr).then_some(body)
+            let (ready, packet) = seq.ready[ready_slot(addr)];
+            (ready == addr).then_some(packet)
         };
-        match body {
-            Some(body) if ts_ns >= seq.last_ts => put_event(&mut self.out, seq, body, ts_ns),
+        match packet {
+            // SAFETY: `FLUSH_ROOM` (more than `EVENT_ROOM`) bytes are free.
+            Some(packet) if ts_ns >= seq.last_ts => unsafe {
+                put_event(&mut self.out, seq, &packet, ts_ns)
+            },
             _ => self.event_cold(&TraceEvent {
                 site,
                 tid,
@@ -1098,7 +1123,23 @@ impl<W: Write> PerfettoWriter<W> {
             }),
         }
         self.o.formatted();
-        self.maybe_flush();
+    }
+
+    /// [`PerfettoWriter::slice`] when the output is closed or the buffer
+    /// needs writing out first.
+    #[cold]
+    #[inline(never)]
+    fn slice_cold(&mut self, site: &Site, tid: u32, ts_ns: u64, phase: Phase) {
+        if !self.is_open() {
+            self.o.lost += 1;
+            return;
+        }
+        if self.out.len() >= FLUSH_BYTES {
+            self.write_pending();
+        }
+        // Room for a block's worth again (`write_pending` kept it).
+        self.out.reserve(FLUSH_BYTES + FLUSH_ROOM);
+        self.slice(site, tid, ts_ns, phase);
     }
 
     /// The events [`Sink::event`] does not write with [`put_event`]: the

@@ -35,7 +35,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::io::Write;
-use std::ptr;
+use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -228,7 +228,11 @@ impl Site {
     /// words.
     #[inline(always)]
     pub fn is_plain_around(&self) -> bool {
-        self.pointcut == 0 && self.flow == 0
+        // SAFETY: `pointcut` and `flow` are adjacent `u32` fields of this
+        // `#[repr(C)]` struct, so 8 bytes from `pointcut` are its own; read
+        // unaligned as one `u64`, which is 0 only when both are.
+        let both = unsafe { ptr::addr_of!(self.pointcut).cast::<u64>().read_unaligned() };
+        both == 0
     }
 
     /// The flow annotation of the site (raw value).
@@ -411,13 +415,26 @@ pub fn copied_sites() -> usize {
 /// field is readable; when that says 2, to a whole version 2 site.
 #[inline(always)]
 pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
+    // SAFETY: forwarded; the caller promises a non-null site.
+    unsafe { owned_nonnull(NonNull::new_unchecked(site.cast_mut())) }
+        .map(|copy| copy.as_ptr().cast_const())
+}
+
+/// [`owned`] as the entry points call it: a `NonNull`, so that the option
+/// is one pointer (null for `None`) and costs the hot path no tag.
+///
+/// # Safety
+/// As for [`owned`].
+#[inline(always)]
+pub(crate) unsafe fn owned_nonnull(site: NonNull<Site>) -> Option<NonNull<Site>> {
+    let ptr = site.as_ptr().cast_const();
     // SAFETY: the caller's contract; `copy` is read only once the version
     // says the site has it.
     let word = unsafe {
-        if ptr::addr_of!((*site).abi_version).read() != SITE_ABI_VERSION {
+        if ptr::addr_of!((*ptr).abi_version).read() != SITE_ABI_VERSION {
             return Some(site);
         }
-        ptr::addr_of!((*site).copy).read()
+        ptr::addr_of!((*ptr).copy).read()
     };
     if word.is_null() {
         return Some(site);
@@ -425,7 +442,7 @@ pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
     // SAFETY: a non-null word points to a writable pointer-sized word of the
     // site's library (the ABI), alive while code of that library runs.
     let copy = unsafe { &*word }.load(Ordering::Acquire);
-    if !copy.is_null() {
+    if let Some(copy) = NonNull::new(copy) {
         return Some(copy);
     }
     // SAFETY: forwarded.
@@ -434,7 +451,7 @@ pub unsafe fn owned(site: *const Site) -> Option<*const Site> {
 
 #[cold]
 #[inline(never)]
-unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*const Site> {
+unsafe fn own_cold(site: NonNull<Site>, word: *const AtomicPtr<Site>) -> Option<NonNull<Site>> {
     if crate::buffer::in_vfork_child() {
         // Its events are dropped: take no lock, allocate nothing.
         return Some(site);
@@ -442,7 +459,7 @@ unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*c
     std::panic::catch_unwind(|| {
         // SAFETY: a whole version 2 site (the caller's contract), whose
         // strings are alive while its library is.
-        let site = unsafe { &*site };
+        let site = unsafe { site.as_ref() };
         let key: CopyKey = (
             [site.abi_version, site.pointcut, site.flow, site.line],
             Site::text(site.name).unwrap_or(b"").to_vec(),
@@ -475,7 +492,7 @@ unsafe fn own_cold(site: *const Site, word: *const AtomicPtr<Site>) -> Option<*c
         // SAFETY: as in `owned`. Release: a thread that finds the copy
         // through the word sees it complete.
         unsafe { &*word }.store(copy as *const Site as *mut Site, Ordering::Release);
-        copy as *const Site
+        NonNull::from(copy)
     })
     .ok()
 }

@@ -4,8 +4,9 @@
 
 use std::io::Write;
 
-use crate::decode::{Misuse, Outcome, TraceEvent};
+use crate::decode::{DecodeContext, Misuse, Outcome, ThreadDecoder, TraceEvent};
 use crate::error::Error;
+use crate::event::RawEvent;
 use crate::perfetto::PerfettoWriter;
 use crate::site::Site;
 use crate::writer::{ChromeJsonWriter, Sink};
@@ -68,6 +69,23 @@ impl<W: Write> TraceWriter<W> {
     /// One counter sample (see [`Sink::counter`]).
     pub fn counter(&mut self, name: &[u8], tid: u32, ts_ns: u64, values: &[(&str, f64)]) {
         each!(self, w => w.counter(name, tid, ts_ns, values))
+    }
+
+    /// Decodes `records` of one thread with `decoder` into this writer (see
+    /// [`ThreadDecoder::decode`]): one branch on the format per batch, so
+    /// the decoder's loop is compiled for each writer rather than testing
+    /// the format per event.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    pub unsafe fn decode(
+        &mut self,
+        decoder: &mut ThreadDecoder,
+        records: &[RawEvent],
+        cx: &mut DecodeContext,
+    ) {
+        // SAFETY: the caller's promise.
+        each!(self, w => unsafe { decoder.decode(records, cx, w) })
     }
 
     /// The closing record of what tracing cost.

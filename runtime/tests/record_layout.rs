@@ -34,6 +34,23 @@ fn sites_leave_the_kind_bits_of_their_address_free() {
     assert!(!packable(std::ptr::null()));
     let misaligned = (&SITE as *const Site as usize + 1) as *const Site;
     assert!(!packable(misaligned));
+    // The edges of the address space, aligned or not.
+    let at = |addr: usize| packable(addr as *const Site);
+    for addr in [4, 8, usize::MAX - 3, usize::MAX / 2 + 1, 1 << 62] {
+        assert!(at(addr), "{addr:#x} is aligned and non-null");
+    }
+    for addr in [
+        1,
+        2,
+        3,
+        5,
+        usize::MAX,
+        usize::MAX - 1,
+        usize::MAX - 2,
+        (1 << 62) + 1,
+    ] {
+        assert!(!at(addr), "{addr:#x} is misaligned");
+    }
 }
 
 #[test]
