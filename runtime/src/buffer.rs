@@ -1218,9 +1218,11 @@ impl Runtime {
         }
     }
 
-    /// Tops the spare chunks up to [`WARM_SPARES`] (writer thread, no lock
-    /// held while touching the memory).
+    /// Tops the spare chunks up to [`WARM_SPARES`] (writer thread; only
+    /// [`service_quiet`] is held while touching the memory, so a fork
+    /// waits for the chunk to reach the spares).
     fn keep_spares_warm(&self) {
+        let _quiet = service_quiet();
         while self.registry().spares.len() < WARM_SPARES {
             let Some(chunk) = Chunk::allocate_warm() else {
                 return;
@@ -1609,7 +1611,23 @@ fn register_fork_handlers() {
     unsafe { libc::pthread_once(ONCE.0.get(), register) };
 }
 
+/// Held by a service thread while it allocates outside the locks the fork
+/// handlers take (the sampler's sample and its writing, the writer's spare
+/// chunks), and by `fork_prepare` first of all: a fork never happens while
+/// one of them is inside the allocator. Some allocators (AddressSanitizer's
+/// before LLVM 17) do not lock themselves across `fork`, and a child
+/// forked while another thread held one of their locks hangs at its next
+/// allocation of that size. Taken before any other lock of the runtime,
+/// and never while holding one.
+static SERVICE_QUIET: Mutex<()> = Mutex::new(());
+
+/// Takes [`SERVICE_QUIET`].
+pub(crate) fn service_quiet() -> MutexGuard<'static, ()> {
+    SERVICE_QUIET.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 struct ForkGuards {
+    _quiet: MutexGuard<'static, ()>,
     _interned: crate::site::ForkGuard,
     output: MutexGuard<'static, Output>,
     registry: MutexGuard<'static, Registry>,
@@ -1636,14 +1654,17 @@ extern "C" fn fork_prepare() {
         // allocator) must not take the locks it holds.
         let _ = LOCAL.try_with(|l| l.busy.set(true));
         let masked = signals::Masked::all();
-        // Lock order as everywhere: the intern lock is never held while
-        // taking the others elsewhere, so taking it first is safe; then
-        // output before registry.
+        // Lock order as everywhere: the service threads' quiet lock first
+        // (never taken with another held); the intern lock is never held
+        // while taking the others elsewhere, so taking it next is safe;
+        // then output before registry.
+        let quiet = service_quiet();
         let interned = crate::site::lock_for_fork();
         let output = rt.output_soon();
         let registry = rt.registry();
         let _ = FORK_GUARDS.try_with(|g| {
             *g.borrow_mut() = Some(ForkGuards {
+                _quiet: quiet,
                 _interned: interned,
                 output,
                 registry,
@@ -1673,6 +1694,7 @@ extern "C" fn fork_child() {
             return;
         };
         let ForkGuards {
+            _quiet: quiet,
             _interned: interned,
             mut output,
             mut registry,
@@ -1757,6 +1779,7 @@ extern "C" fn fork_child() {
         drop(registry);
         drop(output);
         drop(interned);
+        drop(quiet);
         drop(masked);
     });
     let _ = LOCAL.try_with(|l| l.busy.set(false));

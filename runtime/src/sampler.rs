@@ -28,7 +28,11 @@ pub(crate) fn start(interval: Duration, sources: Vec<Source>) {
     }
 }
 
+/// The sampler's loop. Everything but the sleep runs with the runtime's
+/// service lock held ([`crate::buffer::service_quiet`]), so a fork never
+/// happens while the sampler allocates.
 fn run(interval: Duration, sources: Vec<Source>) {
+    let quiet = crate::buffer::service_quiet();
     let pid = std::process::id();
     let config = SamplerConfig {
         root_pid: pid as i32,
@@ -55,8 +59,10 @@ fn run(interval: Duration, sources: Vec<Source>) {
     if !open {
         return;
     }
+    drop(quiet);
     loop {
         std::thread::sleep(interval);
+        let _quiet = crate::buffer::service_quiet();
         let snapshot = sampler.sample();
         // On the spans' time base (monotonic clock paired with the wall
         // clock once), not the snapshot's wall-clock stamp, which a clock
