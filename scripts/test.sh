@@ -24,7 +24,7 @@ cargo test -p perfflow-monitor --locked --features hdf5 --lib \
 echo "== build"
 bash scripts/build.sh
 echo "== ctest"
-ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+ctest --test-dir build --output-on-failure --timeout 300 -j "$(nproc 2>/dev/null || echo 2)"
 echo "== python"
 cargo build -p perfflow-python --locked
 PERFFLOW_BUILD_DIR="$PWD/build" python3 -m pytest -q -p no:cacheprovider python/tests
@@ -40,6 +40,6 @@ for llvm in ${PERFFLOW_TEST_LLVMS-14}; do
   PERFFLOW_BUILD_DIR="build-llvm$llvm" PERFFLOW_HOST_CONFIG="host-configs/debian12-clang$llvm.cmake" \
     bash scripts/build.sh -DPERFFLOW_CARGO_TARGET_DIR="$PWD/build/cargo" -DPERFFLOW_PYTHON_WHEEL=OFF
   echo "== LLVM $llvm: ctest"
-  ctest --test-dir "build-llvm$llvm" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+  ctest --test-dir "build-llvm$llvm" --output-on-failure --timeout 300 -j "$(nproc 2>/dev/null || echo 2)"
   rm -rf "build-llvm$llvm"   # about 300 MB; its weaver stays in build/cargo for the next run
 done
