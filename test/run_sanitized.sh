@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a woven program built with a sanitizer in a fresh directory: it must
-# exit with its own status, the sanitizer must report nothing, and every
-# trace (the parent's and each forked child's) must pass perfflow-trace check.
+# exit with its own status within a minute, the sanitizer must report
+# nothing, and every trace (the parent's and each forked child's) must pass
+# perfflow-trace check.
 #   run_sanitized.sh WORKDIR EXPECTED_EXIT EXPECTED_TRACES PROGRAM
 # Needs PERFFLOW_TRACE (the perfflow-trace tool) in the environment; the
 # sanitizer's options (suppressions) come from the environment too.
@@ -10,8 +11,11 @@ workdir=$1 expected_exit=$2 expected_traces=$3 program=$4
 rm -rf "$workdir" && mkdir -p "$workdir" && cd "$workdir" || exit 1
 fail() { echo "FAIL: $*" >&2; cat stdout.txt >&2; head -c 20000 stderr.txt >&2; exit 1; }
 
-"$program" >stdout.txt 2>stderr.txt
+# A hang fails in a minute, with every process it forked (timeout kills
+# its process group), instead of at ctest's limit.
+timeout -k 5 60 "$program" >stdout.txt 2>stderr.txt
 status=$?
+[ "$status" -ne 124 ] || fail "$program hung: no exit within 60 s"
 [ "$status" -eq "$expected_exit" ] || fail "$program exited with $status, expected $expected_exit"
 # A report starts with "WARNING: ThreadSanitizer" or "ERROR: AddressSanitizer"
 # (or LeakSanitizer); perfflow's own notes may name the sanitizer.

@@ -1611,9 +1611,9 @@ fn register_fork_handlers() {
     unsafe { libc::pthread_once(ONCE.0.get(), register) };
 }
 
-/// Held by a service thread while it allocates outside the locks the fork
-/// handlers take (the sampler's sample and its writing, the writer's spare
-/// chunks), and by `fork_prepare` first of all: a fork never happens while
+/// Held by a service thread while it allocates or frees outside the locks
+/// the fork handlers take (the sampler's sample and its writing, the
+/// writer's spare chunks, the signal watcher's look at the task list), and by `fork_prepare` first of all: a fork never happens while
 /// one of them is inside the allocator. Some allocators (AddressSanitizer's
 /// before LLVM 17) do not lock themselves across `fork`, and a child
 /// forked while another thread held one of their locks hangs at its next
@@ -1662,6 +1662,9 @@ extern "C" fn fork_prepare() {
         let interned = crate::site::lock_for_fork();
         let output = rt.output_soon();
         let registry = rt.registry();
+        // Last, with every lock held: a service thread still starting (its
+        // start-up allocates) gets through it first.
+        signals::wait_for_spawns();
         let _ = FORK_GUARDS.try_with(|g| {
             *g.borrow_mut() = Some(ForkGuards {
                 _quiet: quiet,
@@ -1678,6 +1681,7 @@ extern "C" fn fork_parent() {
     let _ = catch_unwind(|| {
         let _ = FORK_GUARDS.try_with(|g| g.borrow_mut().take());
     });
+    signals::fork_done(false);
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
 
@@ -1774,6 +1778,7 @@ extern "C" fn fork_child() {
         // Threads of the parent waiting for the output lock do not exist
         // here.
         OUTPUT_WANTED.store(0, Ordering::Release);
+        signals::fork_done(true);
         signals::after_fork();
         crate::usage::after_fork();
         drop(registry);

@@ -36,7 +36,7 @@
 //! taken by the default action or by our handler instead.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use crate::fd::{self, Shared};
 
@@ -200,9 +200,48 @@ fn close_pipes() {
 /// a lock it held when another thread forks would stay held in the child.
 static SERVICE_TIDS: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
 
+/// Spawns of service threads under way, two counts each: one until the
+/// spawning call has returned and freed what it allocated, one until the new
+/// thread is through its start-up (the C library's and the sanitizers',
+/// which allocate) and runs its own code. A fork waits for it to reach zero
+/// ([`wait_for_spawns`]): some allocators (AddressSanitizer's before LLVM
+/// 17) do not lock themselves across `fork`, and a child forked while a
+/// thread of ours held one of their locks would hang.
+static SPAWNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Set by a fork while it waits for [`SPAWNING`]; a spawn waits for it to
+/// clear before it begins.
+static FORKING: AtomicBool = AtomicBool::new(false);
+
+/// How long a fork waits for a service thread to start: one that has not
+/// started by then (a machine overloaded for seconds) is no reason to hold
+/// the program up longer.
+const SPAWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Called by the fork handler with every lock of the runtime held: waits
+/// until no service thread is being started, and keeps new spawns from
+/// beginning until [`fork_done`]. A spawn never holds a lock of the runtime
+/// while it waits, so this cannot deadlock.
+pub(crate) fn wait_for_spawns() {
+    FORKING.store(true, Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    while SPAWNING.load(Ordering::SeqCst) != 0 && start.elapsed() < SPAWN_WAIT {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+}
+
+/// The fork is over, in the parent or the child: spawns may begin. In the
+/// child, a spawn that was under way does not exist.
+pub(crate) fn fork_done(child: bool) {
+    if child {
+        SPAWNING.store(0, Ordering::SeqCst);
+    }
+    FORKING.store(false, Ordering::SeqCst);
+}
+
 /// Starts one of perfflow's own threads: with every signal blocked (so
 /// signals meant for the program never land on it), and registered as a
-/// service thread.
+/// service thread. Never while a fork is under way (see [`SPAWNING`]).
 pub(crate) fn spawn_service(
     name: &str,
     body: impl FnOnce() + Send + 'static,
@@ -213,25 +252,45 @@ pub(crate) fn spawn_service(
             "ThreadSanitizer ends a forked child that starts a thread",
         ));
     }
-    // Every signal blocked around the spawn: the new thread inherits the
-    // mask, the caller gets its own back when `masked` is dropped.
-    let masked = Masked::all();
-    let builder = std::thread::Builder::new().name(name.into());
-    let spawned = crate::sanitizers::spawn_untracked(|| {
-        builder.spawn(move || {
-            crate::sanitizers::untracked_thread();
-            let tid = crate::buffer::current_tid();
-            // With every entry taken (never, with three service threads),
-            // the watcher just never ends the process early.
-            let _ = SERVICE_TIDS.iter().find(|t| {
-                t.compare_exchange(0, tid, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            });
-            body();
-        })
-    });
-    drop(masked);
-    spawned.map(|_| ())
+    // Counted first, then checked: a fork either sees this spawn and waits
+    // for it, or this spawn sees the fork and waits for its end.
+    loop {
+        SPAWNING.fetch_add(2, Ordering::SeqCst);
+        if !FORKING.load(Ordering::SeqCst) {
+            break;
+        }
+        SPAWNING.fetch_sub(2, Ordering::SeqCst);
+        while FORKING.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+    let spawned = {
+        // Every signal blocked around the spawn: the new thread inherits
+        // the mask, the caller gets its own back when `masked` is dropped.
+        let masked = Masked::all();
+        let builder = std::thread::Builder::new().name(name.into());
+        let spawned = crate::sanitizers::spawn_untracked(|| {
+            builder.spawn(move || {
+                crate::sanitizers::untracked_thread();
+                let tid = crate::buffer::current_tid();
+                // With every entry taken (never, with three service
+                // threads), the watcher just never ends the process early.
+                let _ = SERVICE_TIDS.iter().find(|t| {
+                    t.compare_exchange(0, tid, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                });
+                SPAWNING.fetch_sub(1, Ordering::SeqCst);
+                body();
+            })
+        });
+        drop(masked);
+        // The handle is dropped (the thread detached) before the count.
+        spawned.map(|_| ())
+    };
+    // A thread that was not created never runs to take its own count off.
+    let counts = if spawned.is_ok() { 1 } else { 2 };
+    SPAWNING.fetch_sub(counts, Ordering::SeqCst);
+    spawned
 }
 
 fn start_watcher() -> std::io::Result<()> {
@@ -266,6 +325,8 @@ fn watch() {
                 Err(e) => {
                     if !renewals_failed {
                         renewals_failed = true;
+                        // Formatting the error allocates (see `only_thread_left`).
+                        let _quiet = crate::buffer::service_quiet();
                         let _ = writeln!(
                             std::io::stderr(),
                             "perfflow: the program closed the signal watcher's pipes and new ones \
@@ -346,6 +407,10 @@ const IDLE_CHECK_MS: libc::c_int = 200;
 /// `pthread_exit` stays listed as a zombie task until the process ends, so
 /// tasks are judged by their state, not counted.
 fn only_thread_left() -> bool {
+    // Reading the task list allocates and frees: not while a fork is under
+    // way (see `crate::buffer::service_quiet`). Declared first, released
+    // after every other local here is freed.
+    let _quiet = crate::buffer::service_quiet();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return false;
     };
