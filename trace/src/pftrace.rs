@@ -2,10 +2,12 @@
 //! `log-format=perfetto`) into the same [`Event`]s as the JSON traces.
 //!
 //! The file is a `Trace` message: a run of `packet` fields. The reader
-//! frames one packet at a time and decodes it with `prost` (the message
-//! types below declare only the fields the runtime writes; others are
-//! skipped), so memory holds one packet, the tracks, the interned strings
-//! and the open slices, never the file. A file that ends inside a packet
+//! frames one packet at a time and decodes it: by hand when it is one plain
+//! track event (nearly every packet; see [`fast_packet`]), else with
+//! `prost` (the message types below declare only the fields the runtime
+//! writes; others are skipped). Memory holds one packet, the tracks, the
+//! interned strings, up to [`SHARED_TEXTS`] names given as text and the
+//! open slices, never the file. A file that ends inside a packet
 //! (its writer was killed) is read up to the last whole packet and marked
 //! truncated.
 //!
@@ -35,8 +37,10 @@
 //! `args` (`{"outcome":"raised"}`). An event's [`Event::line`] is the number of its
 //! packet, from 1.
 
-use std::collections::HashMap;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
+use std::rc::Rc;
+
+use foldhash::HashMap;
 
 use prost::Message;
 use serde_json::{json, Map, Value};
@@ -263,8 +267,8 @@ struct SeqClock {
 
 #[derive(Default)]
 struct Sequence {
-    names: HashMap<u64, String>,
-    categories: HashMap<u64, String>,
+    names: HashMap<u64, Rc<str>>,
+    categories: HashMap<u64, Rc<str>>,
     defaults: Option<TracePacketDefaults>,
     clocks: HashMap<u32, SeqClock>,
 }
@@ -276,10 +280,12 @@ struct Track {
     pid: Option<i64>,
     tid: Option<i64>,
     is_counter: bool,
-    /// Names, categories and async ids of the slices open on the track,
-    /// innermost last.
-    open: Vec<(String, Option<String>, Option<String>)>,
+    /// The slices open on the track, innermost last.
+    open: Vec<OpenSlice>,
 }
+
+/// The name, category and async id of an open slice.
+type OpenSlice = (Rc<str>, Option<Rc<str>>, Option<String>);
 
 /// The flows begun (an event with their id in `flow_ids`) and not yet
 /// terminated, the latest [`OPEN_FLOWS`] of them: Perfetto reads a later
@@ -342,7 +348,7 @@ pub(crate) fn is_pftrace(name: &std::path::Path, head: &[u8]) -> bool {
 pub(crate) fn stream(
     input: impl Read,
     text: bool,
-    sink: &mut dyn FnMut(Event, &str),
+    sink: &mut dyn FnMut(&mut Event, &str),
 ) -> Result<PftraceInfo, TraceError> {
     let reader = Reader {
         no_text: !text,
@@ -361,6 +367,30 @@ struct Reader {
     pid: Option<i64>,
     packet: usize,
     flows: OpenFlows,
+    /// Handed to the sink for every event, its strings' allocations kept.
+    event: Event,
+    /// The category ids of the last fast-path track event, kept allocated.
+    category_iids: Vec<u64>,
+    /// Names and categories given as text, shared (see [`shared_text`]).
+    texts: foldhash::HashSet<Rc<str>>,
+}
+
+/// How many distinct names and categories given as text a reader shares.
+const SHARED_TEXTS: usize = 4096;
+
+/// `text` as a shared string: the one `texts` holds, else a new one, which
+/// `texts` keeps while it holds fewer than [`SHARED_TEXTS`]. A trace that
+/// gives its names as text (as `convert` writes them) repeats a few of them
+/// in every packet.
+fn shared_text(texts: &mut foldhash::HashSet<Rc<str>>, text: &str) -> Rc<str> {
+    if let Some(shared) = texts.get(text) {
+        return shared.clone();
+    }
+    let shared: Rc<str> = Rc::from(text);
+    if texts.len() < SHARED_TEXTS {
+        texts.insert(shared.clone());
+    }
+    shared
 }
 
 fn bad(packet: usize, detail: String) -> TraceError {
@@ -394,11 +424,175 @@ fn read_varint(input: &mut impl Read) -> io::Result<Option<(u64, bool)>> {
     }
 }
 
+/// The next field of the `Trace` at the start of `bytes`, when it is a
+/// length-delimited field whose tag, length and body all lie in `bytes`:
+/// its number and the range of its body. `None` asks for the slow path,
+/// which also reports what is wrong.
+fn framed_in(bytes: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
+    let mut at = 0;
+    let tag = varint_in(bytes, &mut at)?;
+    if tag & 7 != 2 {
+        return None;
+    }
+    let len = usize::try_from(varint_in(bytes, &mut at)?).ok()?;
+    let end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
+    Some((tag >> 3, at..end))
+}
+
+/// A varint of `bytes` at `at`, which it moves past it; `None` when it is
+/// cut short or longer than ten bytes.
+fn varint_in(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// What the fast path keeps of a packet (see [`fast_packet`]): the track
+/// event without its strings, which stay in the packet's bytes.
+struct FastPacket<'a> {
+    timestamp: Option<u64>,
+    clock: Option<u32>,
+    sequence: u32,
+    event: TrackEvent,
+    name: Option<&'a str>,
+    /// The first of the event's categories given as text.
+    category: Option<&'a str>,
+}
+
+/// Decodes, without `prost`, a packet that is one track event of the kind
+/// the runtime writes for each slice begin, end and instant: a timestamp,
+/// its clock and sequence, and a `track_event` of type, track, name and
+/// categories (interned or as text) and source location id only (what the
+/// runtime and `convert` write). Any other field, a field of another wire
+/// type, text that is not UTF-8, or flags that clear the sequence's state:
+/// `Err`, and the packet takes the general path, which also reports what
+/// is wrong. Same reading as `prost`: the last value of a field wins,
+/// repeated categories keep their order. `categories` is the vector to
+/// fill with the category ids, handed back either way.
+fn fast_packet(bytes: &[u8], mut categories: Vec<u64>) -> Result<FastPacket<'_>, Vec<u64>> {
+    categories.clear();
+    let mut p = FastPacket {
+        timestamp: None,
+        clock: None,
+        sequence: 0,
+        event: TrackEvent::default(),
+        name: None,
+        category: None,
+    };
+    let mut event_bytes = None;
+    let mut at = 0;
+    let ok = (|| {
+        while at < bytes.len() {
+            let tag = varint_in(bytes, &mut at)?;
+            match tag {
+                // timestamp (8), trusted_packet_sequence_id (10),
+                // sequence_flags (13), timestamp_clock_id (58): varints.
+                0x40 => p.timestamp = Some(varint_in(bytes, &mut at)?),
+                0x50 => p.sequence = varint_in(bytes, &mut at)? as u32,
+                0x68 => {
+                    let flags = varint_in(bytes, &mut at)? as u32;
+                    if flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
+                        return None;
+                    }
+                }
+                0x1d0 => p.clock = Some(varint_in(bytes, &mut at)? as u32),
+                // track_event (11), once.
+                0x5a if event_bytes.is_none() => {
+                    let len = usize::try_from(varint_in(bytes, &mut at)?).ok()?;
+                    let end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
+                    event_bytes = Some(at..end);
+                    at = end;
+                }
+                _ => return None,
+            }
+        }
+        let range = event_bytes.clone()?;
+        let body = &bytes[range.clone()];
+        let mut at = 0;
+        while at < body.len() {
+            let tag = varint_in(body, &mut at)?;
+            let value = varint_in(body, &mut at);
+            // The text of a string field, whose length is `value`.
+            let text = |at: &mut usize| {
+                let end = usize::try_from(value?)
+                    .ok()?
+                    .checked_add(*at)
+                    .filter(|&end| end <= body.len())?;
+                let text = std::str::from_utf8(&body[*at..end]).ok()?;
+                *at = end;
+                Some(text)
+            };
+            match tag {
+                // type (9), name_iid (10), category_iids (3, unpacked),
+                // track_uuid (11), source_location_iid (34, not read).
+                0x48 => p.event.r#type = Some(value? as i32),
+                0x50 => p.event.name_iid = Some(value?),
+                0x18 => categories.push(value?),
+                0x58 => p.event.track_uuid = Some(value?),
+                0x110 => drop(value?),
+                // name (23) and categories (22) as text.
+                0xba => p.name = Some(text(&mut at)?),
+                0xb2 => {
+                    let category = text(&mut at)?;
+                    p.category = p.category.or(Some(category));
+                }
+                _ => return None,
+            }
+        }
+        Some(())
+    })();
+    if ok.is_none() {
+        return Err(categories);
+    }
+    p.event.category_iids = categories;
+    Ok(p)
+}
+
+/// A packet's `timestamp` in REALTIME nanoseconds: on the clock `clock`,
+/// else the one its sequence's defaults name, else BOOTTIME; a sequence's
+/// incremental clock advances by it.
+fn timestamp_ns(
+    seq: &mut Sequence,
+    seq_id: u32,
+    ts: u64,
+    clock: Option<u32>,
+    n: usize,
+) -> Result<i64, TraceError> {
+    let clock = clock
+        .or_else(|| seq.defaults.as_ref()?.timestamp_clock_id)
+        .unwrap_or(CLOCK_BOOTTIME);
+    if clock == CLOCK_REALTIME {
+        Ok(ts as i64)
+    } else if let Some(c) = seq.clocks.get_mut(&clock) {
+        c.value = if c.incremental {
+            c.value.wrapping_add(ts)
+        } else {
+            ts
+        };
+        Ok((i128::from(c.value) * i128::from(c.unit) + c.offset) as i64)
+    } else {
+        Err(bad(
+            n,
+            format!(
+                "timestamp on clock {clock}, which no clock snapshot of sequence {seq_id} \
+                 relates to REALTIME"
+            ),
+        ))
+    }
+}
+
 impl Reader {
     fn run(
         mut self,
-        mut input: impl Read,
-        sink: &mut dyn FnMut(Event, &str),
+        mut input: impl BufRead,
+        sink: &mut dyn FnMut(&mut Event, &str),
     ) -> Result<PftraceInfo, TraceError> {
         let io_error = |source| TraceError::Io {
             path: Default::default(),
@@ -413,6 +607,18 @@ impl Reader {
         let mut body = Vec::new();
         loop {
             let packet = self.packet + 1;
+            // A packet read where it lies in the input's buffer, when all
+            // of it is there (nearly always): no copy.
+            let buffered = input.fill_buf().map_err(io_error)?;
+            if let Some((field, range)) = framed_in(buffered) {
+                self.packet = packet;
+                let used = range.end;
+                if field == 1 {
+                    self.packet_bytes(&buffered[range], sink)?;
+                }
+                input.consume(used);
+                continue;
+            }
             let Some((tag, cut)) = read_varint(&mut input).map_err(io_error)? else {
                 return Ok(PftraceInfo {
                     truncated: false,
@@ -447,16 +653,43 @@ impl Reader {
             if field != 1 {
                 continue; // another field of `Trace`: nothing of ours
             }
-            let decoded = TracePacket::decode(&body[..])
-                .map_err(|e| bad(packet, format!("not a TracePacket: {e}")))?;
-            self.packet_events(decoded, sink)?;
+            self.packet_bytes(&body, sink)?;
+        }
+    }
+
+    /// The events of one packet: a plain track event by the fast path,
+    /// anything else decoded by `prost`.
+    fn packet_bytes(
+        &mut self,
+        bytes: &[u8],
+        sink: &mut dyn FnMut(&mut Event, &str),
+    ) -> Result<(), TraceError> {
+        match fast_packet(bytes, std::mem::take(&mut self.category_iids)) {
+            Ok(mut p) => {
+                let n = self.packet;
+                let seq = self.sequences.entry(p.sequence).or_default();
+                let Some(ts) = p.timestamp else {
+                    return Err(bad(n, "a track event without a timestamp".into()));
+                };
+                let ts_ns = timestamp_ns(seq, p.sequence, ts, p.clock, n)?;
+                let result =
+                    self.track_event(&p.event, p.name, p.category, p.sequence, ts_ns, sink);
+                self.category_iids = std::mem::take(&mut p.event.category_iids);
+                result
+            }
+            Err(categories) => {
+                self.category_iids = categories;
+                let decoded = TracePacket::decode(bytes)
+                    .map_err(|e| bad(self.packet, format!("not a TracePacket: {e}")))?;
+                self.packet_events(decoded, sink)
+            }
         }
     }
 
     fn packet_events(
         &mut self,
         p: TracePacket,
-        sink: &mut dyn FnMut(Event, &str),
+        sink: &mut dyn FnMut(&mut Event, &str),
     ) -> Result<(), TraceError> {
         let n = self.packet;
         let seq_id = p.trusted_packet_sequence_id.unwrap_or(0);
@@ -500,40 +733,17 @@ impl Reader {
         }
         if let Some(data) = &p.interned_data {
             for s in &data.event_names {
-                seq.names
-                    .insert(s.iid.unwrap_or(0), s.name.clone().unwrap_or_default());
+                let name = Rc::from(s.name.as_deref().unwrap_or_default());
+                seq.names.insert(s.iid.unwrap_or(0), name);
             }
             for s in &data.event_categories {
-                seq.categories
-                    .insert(s.iid.unwrap_or(0), s.name.clone().unwrap_or_default());
+                let name = Rc::from(s.name.as_deref().unwrap_or_default());
+                seq.categories.insert(s.iid.unwrap_or(0), name);
             }
         }
         let ts_ns = match p.timestamp {
             None => None,
-            Some(ts) => {
-                let clock = p
-                    .timestamp_clock_id
-                    .or_else(|| seq.defaults.as_ref()?.timestamp_clock_id)
-                    .unwrap_or(CLOCK_BOOTTIME);
-                if clock == CLOCK_REALTIME {
-                    Some(ts as i64)
-                } else if let Some(c) = seq.clocks.get_mut(&clock) {
-                    c.value = if c.incremental {
-                        c.value.wrapping_add(ts)
-                    } else {
-                        ts
-                    };
-                    Some((i128::from(c.value) * i128::from(c.unit) + c.offset) as i64)
-                } else {
-                    return Err(bad(
-                        n,
-                        format!(
-                            "timestamp on clock {clock}, which no clock snapshot of sequence \
-                             {seq_id} relates to REALTIME"
-                        ),
-                    ));
-                }
-            }
+            Some(ts) => Some(timestamp_ns(seq, seq_id, ts, p.timestamp_clock_id, n)?),
         };
         if let Some(td) = p.track_descriptor {
             self.describe(td, sink);
@@ -552,7 +762,7 @@ impl Reader {
                 self.emit(
                     sink,
                     Phase::Metadata,
-                    Some(name),
+                    Some(&name),
                     None,
                     pid,
                     pid,
@@ -566,12 +776,13 @@ impl Reader {
             let Some(ts_ns) = ts_ns else {
                 return Err(bad(n, "a track event without a timestamp".into()));
             };
-            self.track_event(te, seq_id, ts_ns, sink)?;
+            let (name, category) = (te.name.as_deref(), te.categories.first());
+            self.track_event(&te, name, category.map(String::as_str), seq_id, ts_ns, sink)?;
         }
         Ok(())
     }
 
-    fn describe(&mut self, td: TrackDescriptor, sink: &mut dyn FnMut(Event, &str)) {
+    fn describe(&mut self, td: TrackDescriptor, sink: &mut dyn FnMut(&mut Event, &str)) {
         let uuid = td.uuid.unwrap_or(0);
         let track = self.tracks.entry(uuid).or_default();
         if td.parent_uuid.is_some() {
@@ -603,7 +814,7 @@ impl Reader {
             self.emit(
                 sink,
                 Phase::Metadata,
-                Some(what.into()),
+                Some(what),
                 None,
                 pid,
                 tid,
@@ -626,12 +837,17 @@ impl Reader {
         None
     }
 
+    /// The event of a track event packet; `name` and `category` are its
+    /// name and first category given as text (they take precedence over
+    /// the interned ones).
     fn track_event(
         &mut self,
-        te: TrackEvent,
+        te: &TrackEvent,
+        name: Option<&str>,
+        category: Option<&str>,
         seq_id: u32,
         ts_ns: i64,
-        sink: &mut dyn FnMut(Event, &str),
+        sink: &mut dyn FnMut(&mut Event, &str),
     ) -> Result<(), TraceError> {
         let n = self.packet;
         let seq = &self.sequences[&seq_id];
@@ -645,8 +861,8 @@ impl Reader {
                     .track_uuid
             })
             .ok_or_else(|| bad(n, "a track event without a track".into()))?;
-        let name = match (te.name_iid, &te.name) {
-            (_, Some(name)) => Some(name.clone()),
+        let name: Option<Rc<str>> = match (te.name_iid, name) {
+            (_, Some(name)) => Some(shared_text(&mut self.texts, name)),
             (Some(iid), None) => Some(seq.names.get(&iid).cloned().ok_or_else(|| {
                 bad(
                     n,
@@ -655,8 +871,8 @@ impl Reader {
             })?),
             (None, None) => None,
         };
-        let cat = match (te.category_iids.first(), te.categories.first()) {
-            (_, Some(cat)) => Some(cat.clone()),
+        let cat: Option<Rc<str>> = match (te.category_iids.first(), category) {
+            (_, Some(cat)) => Some(shared_text(&mut self.texts, cat)),
             (Some(iid), None) => Some(seq.categories.get(iid).cloned().ok_or_else(|| {
                 bad(
                     n,
@@ -692,7 +908,7 @@ impl Reader {
         let (ph, name, cat, tid, id, args) = match te.r#type.unwrap_or(0) {
             TYPE_SLICE_BEGIN => {
                 let begun = (
-                    name.clone().unwrap_or_default(),
+                    name.clone().unwrap_or_else(|| Rc::from("")),
                     cat.clone(),
                     async_id.clone(),
                 );
@@ -707,7 +923,7 @@ impl Reader {
                     // sequence may reach the file before the beginning's.
                     // Perfetto sorts by time; the `e` pairs with its `b` by
                     // key and time, as in a JSON trace.
-                    (None, false) => (name.unwrap_or_default(), None, None),
+                    (None, false) => (name.unwrap_or_else(|| Rc::from("")), None, None),
                     (None, true) => {
                         let detail = format!("a slice end on track {uuid}, where none is open");
                         return Err(bad(n, detail));
@@ -770,11 +986,21 @@ impl Reader {
                     args.insert(self.counter_names(*t).1, number(*v));
                 }
                 let args = Value::Object(args);
-                (Phase::Counter, Some(group), None, pid, None, args)
+                (Phase::Counter, Some(Rc::from(group)), None, pid, None, args)
             }
             other => return Err(bad(n, format!("a track event of unknown type {other}"))),
         };
-        self.emit(sink, ph, name, cat, pid, tid, Some(ts_ns), id, args);
+        self.emit(
+            sink,
+            ph,
+            name.as_deref(),
+            cat.as_deref(),
+            pid,
+            tid,
+            Some(ts_ns),
+            id,
+            args,
+        );
         Ok(())
     }
 
@@ -795,39 +1021,52 @@ impl Reader {
         }
     }
 
+    /// Hands the event over in [`Reader::event`], whose strings keep
+    /// their allocations from one event to the next.
     #[allow(clippy::too_many_arguments)]
     fn emit(
-        &self,
-        sink: &mut dyn FnMut(Event, &str),
+        &mut self,
+        sink: &mut dyn FnMut(&mut Event, &str),
         ph: Phase,
-        name: Option<String>,
-        cat: Option<String>,
+        name: Option<&str>,
+        cat: Option<&str>,
         pid: Option<i64>,
         tid: Option<i64>,
         ts_ns: Option<i64>,
         id: Option<String>,
         args: Value,
     ) {
-        let event = Event {
-            name,
-            cat,
-            ph: Some(ph),
-            pid,
-            tid,
-            ts: ts_ns.map(|ns| ns as f64 / 1000.0),
-            ts_ns,
-            dur: None,
-            dur_ns: None,
-            id,
-            args,
-            line: self.packet,
-            field_errors: Vec::new(),
-        };
+        let event = &mut self.event;
+        set_text(&mut event.name, name);
+        set_text(&mut event.cat, cat);
+        event.ph = Some(ph);
+        event.pid = pid;
+        event.tid = tid;
+        event.ts = ts_ns.map(|ns| ns as f64 / 1000.0);
+        event.ts_ns = ts_ns;
+        event.dur = None;
+        event.dur_ns = None;
+        event.id = id;
+        event.args = args;
+        event.line = self.packet;
+        event.field_errors.clear();
         let text = match self.no_text {
             true => String::new(),
-            false => event_json(&event),
+            false => event_json(event),
         };
         sink(event, &text);
+    }
+}
+
+/// Sets `slot` to `text`, reusing the string it holds.
+fn set_text(slot: &mut Option<String>, text: Option<&str>) {
+    match (slot.as_mut(), text) {
+        (Some(held), Some(text)) => {
+            held.clear();
+            held.push_str(text);
+        }
+        (None, Some(text)) => *slot = Some(text.to_owned()),
+        (_, None) => *slot = None,
     }
 }
 
@@ -900,3 +1139,6 @@ pub(crate) fn event_json(event: &Event) -> String {
     out.push('}');
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -215,9 +215,8 @@ fn stream_file(
         .map_err(io_error)?;
     let input = std::io::Cursor::new(head).chain(file);
     if crate::pftrace::is_pftrace(path, input.get_ref().0.get_ref()) {
-        let mut sink = |mut event: Event, text: &str| sink(&mut event, text);
         let read =
-            crate::pftrace::stream(input, text, &mut sink).map_err(|error| error.in_file(path))?;
+            crate::pftrace::stream(input, text, sink).map_err(|error| error.in_file(path))?;
         let mut info = TraceInfo::new(Layout::Perfetto);
         info.truncated = read.truncated;
         info.partial_line = read.partial_packet;
