@@ -1613,8 +1613,9 @@ fn register_fork_handlers() {
 
 /// Held by a service thread while it allocates or frees outside the locks
 /// the fork handlers take (the sampler's sample and its writing, the
-/// writer's spare chunks, the signal watcher's look at the task list), and by `fork_prepare` first of all: a fork never happens while
-/// one of them is inside the allocator. Some allocators (AddressSanitizer's
+/// writer's spare chunks, the signal watcher's look at the task list), and
+/// by `fork_prepare` first of all: a fork never happens while one of them
+/// is inside the allocator. Some allocators (AddressSanitizer's
 /// before LLVM 17) do not lock themselves across `fork`, and a child
 /// forked while another thread held one of their locks hangs at its next
 /// allocation of that size. Taken before any other lock of the runtime,
