@@ -86,7 +86,7 @@ fn every_nonzero_series_gets_one_panel_in_its_kinds_section() {
 fn each_host_keeps_its_colour_and_the_legend_names_it() {
     let (_, _, html) = report();
     let cpu = section(&html, "cpu");
-    assert!(cpu.contains(&format!("<title>nodeA</title><path d=\"M")));
+    assert!(cpu.contains("<title>nodeA</title><path d=\"M"));
     assert!(cpu.contains(&format!("stroke=\"{}\" stroke-width", PALETTE[0])));
     assert!(cpu.contains(&format!("stroke=\"{}\" stroke-width", PALETTE[1])));
     let legend = &cpu[cpu.find("<div class=\"legend\">").unwrap()..];

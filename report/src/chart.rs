@@ -476,7 +476,8 @@ impl XAxis {
                 }
             }
         }
-        if !(hi > lo) {
+        // Also when either is NaN.
+        if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
             hi = lo + 1.0;
         }
         XAxis { lo, hi }

@@ -241,7 +241,7 @@ impl Job<'_> {
     }
 
     /// perfmon's pages and plots, or `None` when no perfmon plot has data.
-    pub fn perfmon_pages(&self) -> Option<(Vec<String>, Vec<(String, String)>)> {
+    pub fn perfmon_pages(&self) -> Option<perfmon::Pages> {
         let cpu = self.groups.iter().find(|g| g.name == "cpu_metrics")?;
         let plan = perfmon::plan(cpu, self.t0(), &self.styles());
         if plan.is_empty() {

@@ -407,9 +407,13 @@ fn inner(svg: &str) -> &str {
     &svg[start..end]
 }
 
+/// The pages of a report as SVG, and its plots as `(file name, SVG)` for
+/// `plots/`.
+pub type Pages = (Vec<String>, Vec<(String, String)>);
+
 /// Every page of the report as SVG, and every plot as `(file name, SVG)`
 /// for `plots/`.
-pub fn pages(header: &Header, plan: &[Vec<PlotData>]) -> (Vec<String>, Vec<(String, String)>) {
+pub fn pages(header: &Header, plan: &[Vec<PlotData>]) -> Pages {
     let mut pages = Vec::new();
     let mut plots = Vec::new();
     let room = A4.1 - 56.0 - 40.0;

@@ -513,13 +513,13 @@ impl Timebase {
                 (u128::from(ticks) * u128::from(f.mult) + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
             return f.epoch_ns.wrapping_add(scaled as u64);
         }
-        self.to_epoch_ns_cold(stamp)
+        self.epoch_ns_cold(stamp)
     }
 
     /// [`Timebase::to_epoch_ns`] of a stamp outside the fast segment.
     #[cold]
     #[inline(never)]
-    fn to_epoch_ns_cold(&mut self, stamp: u64) -> u64 {
+    fn epoch_ns_cold(&mut self, stamp: u64) -> u64 {
         let mono = self.to_mono_ns(stamp);
         self.epoch.to_epoch_ns(mono)
     }

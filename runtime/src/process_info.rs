@@ -95,7 +95,7 @@ pub fn clock_error() -> Option<ClockError> {
     timex.modes = 0;
     // SAFETY: `timex` is a valid, writable timex.
     let state = unsafe { libc::adjtimex(&mut timex) };
-    (state >= 0).then(|| ClockError {
+    (state >= 0).then_some(ClockError {
         esterror_us: timex.esterror as i64,
         maxerror_us: timex.maxerror as i64,
         synchronized: state != libc::TIME_ERROR,

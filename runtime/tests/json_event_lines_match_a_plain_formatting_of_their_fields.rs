@@ -157,7 +157,7 @@ fn json_event_lines_match_a_plain_formatting_of_their_fields() {
             (Phase::End, 0) => w.slice_end(site, tid, ts_ns),
             _ => w.event(&ev),
         }
-        if ts_ns > u64::MAX / 2 || ts_ns < 10_000_000_000 {
+        if !(10_000_000_000..=u64::MAX / 2).contains(&ts_ns) {
             ts_ns = 1_700_000_000_999_000_000 + i * 1_000_000;
         }
     }

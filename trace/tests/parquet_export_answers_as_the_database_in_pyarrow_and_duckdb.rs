@@ -167,8 +167,12 @@ fn parquet_export_answers_as_the_database_in_pyarrow_and_duckdb() {
         "{}",
         text(&output.stdout)
     );
-    let exported = perfflow_trace::export(&[db.clone()], &dir.join("again"), &Default::default())
-        .expect("export");
+    let exported = perfflow_trace::export(
+        std::slice::from_ref(&db),
+        &dir.join("again"),
+        &Default::default(),
+    )
+    .expect("export");
     let read = read_back(&out);
 
     // Rows per table: the database's, in both pyarrow and the report.
