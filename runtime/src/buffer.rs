@@ -1666,7 +1666,7 @@ extern "C" fn fork_prepare() {
         // Last, with every lock held: a service thread still starting (its
         // start-up allocates) gets through it first.
         signals::wait_for_spawns();
-        let _ = FORK_GUARDS.try_with(|g| {
+        let kept = FORK_GUARDS.try_with(|g| {
             *g.borrow_mut() = Some(ForkGuards {
                 _quiet: quiet,
                 _interned: interned,
@@ -1675,14 +1675,24 @@ extern "C" fn fork_prepare() {
                 masked,
             })
         });
+        if kept.is_err() {
+            // The locks are released already (this thread's storage is
+            // gone): spawns need not wait for this fork.
+            signals::fork_done(false);
+        }
     });
 }
 
 extern "C" fn fork_parent() {
     let _ = catch_unwind(|| {
-        let _ = FORK_GUARDS.try_with(|g| g.borrow_mut().take());
+        let guards = FORK_GUARDS.try_with(|g| g.borrow_mut().take());
+        if let Ok(Some(guards)) = guards {
+            // Spawns may begin again before the locks are released: another
+            // fork that takes them next then sets the flag anew.
+            signals::fork_done(false);
+            drop(guards);
+        }
     });
-    signals::fork_done(false);
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
 
@@ -1779,7 +1789,6 @@ extern "C" fn fork_child() {
         // Threads of the parent waiting for the output lock do not exist
         // here.
         OUTPUT_WANTED.store(0, Ordering::Release);
-        signals::fork_done(true);
         signals::after_fork();
         crate::usage::after_fork();
         drop(registry);
@@ -1788,6 +1797,9 @@ extern "C" fn fork_child() {
         drop(quiet);
         drop(masked);
     });
+    // Whatever happened above: the only thread of the child is this one,
+    // and no spawn of the parent exists here.
+    signals::fork_done(true);
     let _ = LOCAL.try_with(|l| l.busy.set(false));
 }
 

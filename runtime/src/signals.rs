@@ -209,13 +209,14 @@ static SERVICE_TIDS: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
 /// thread of ours held one of their locks would hang.
 static SPAWNING: AtomicUsize = AtomicUsize::new(0);
 
-/// Set by a fork while it waits for [`SPAWNING`]; a spawn waits for it to
-/// clear before it begins.
+/// Set by a fork, with every lock of the runtime held, from its wait for
+/// [`SPAWNING`] until just before it releases them; a spawn waits for it to
+/// clear before it begins (at most [`SPAWN_WAIT`]).
 static FORKING: AtomicBool = AtomicBool::new(false);
 
-/// How long a fork waits for a service thread to start: one that has not
-/// started by then (a machine overloaded for seconds) is no reason to hold
-/// the program up longer.
+/// How long a fork waits for a service thread to start, and a spawn for a
+/// fork to end: one that has not by then (a machine overloaded for seconds)
+/// is no reason to hold the program up longer.
 const SPAWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Called by the fork handler with every lock of the runtime held: waits
@@ -254,13 +255,14 @@ pub(crate) fn spawn_service(
     }
     // Counted first, then checked: a fork either sees this spawn and waits
     // for it, or this spawn sees the fork and waits for its end.
+    let start = std::time::Instant::now();
     loop {
         SPAWNING.fetch_add(2, Ordering::SeqCst);
-        if !FORKING.load(Ordering::SeqCst) {
+        if !FORKING.load(Ordering::SeqCst) || start.elapsed() >= SPAWN_WAIT {
             break;
         }
         SPAWNING.fetch_sub(2, Ordering::SeqCst);
-        while FORKING.load(Ordering::SeqCst) {
+        while FORKING.load(Ordering::SeqCst) && start.elapsed() < SPAWN_WAIT {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
     }

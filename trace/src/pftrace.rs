@@ -440,12 +440,16 @@ fn framed_in(bytes: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
 }
 
 /// A varint of `bytes` at `at`, which it moves past it; `None` when it is
-/// cut short or longer than ten bytes.
+/// cut short, longer than ten bytes, or beyond 64 bits (a tenth byte over
+/// 1, which `prost` rejects).
 fn varint_in(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *bytes.get(*at)?;
         *at += 1;
+        if shift == 63 && byte > 1 {
+            return None;
+        }
         value |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Some(value);

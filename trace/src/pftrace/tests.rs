@@ -280,3 +280,36 @@ fn a_trace_read_in_pieces_gives_the_events_of_one_read_whole() {
     assert_eq!(cut, whole[..100]);
     assert!(info.truncated);
 }
+
+#[test]
+fn a_varint_beyond_64_bits_is_left_to_prost_which_rejects_it() {
+    for tenth in [0x02u8, 0x7f] {
+        let mut event = Vec::new();
+        field_varint(&mut event, 9, 1);
+        let mut packet = vec![0x40]; // timestamp, ten bytes
+        packet.extend_from_slice(&[0xff; 9]);
+        packet.push(tenth);
+        field_bytes(&mut packet, 11, &event);
+        assert!(
+            fast_packet(&packet, Vec::new()).is_err(),
+            "tenth byte {tenth:#x}"
+        );
+        assert!(
+            TracePacket::decode(&packet[..]).is_err(),
+            "tenth byte {tenth:#x}"
+        );
+    }
+    // A tenth byte of 1 is the top bit: both read u64::MAX.
+    let mut packet = vec![0x40];
+    packet.extend_from_slice(&[0xff; 9]);
+    packet.push(0x01);
+    field_bytes(&mut packet, 11, &[0x48, 0x01]);
+    let fast = fast_packet(&packet, Vec::new())
+        .map_err(|_| ())
+        .expect("taken");
+    assert_eq!(fast.timestamp, Some(u64::MAX));
+    assert_eq!(
+        TracePacket::decode(&packet[..]).unwrap().timestamp,
+        Some(u64::MAX)
+    );
+}
