@@ -1,28 +1,18 @@
 //! The fast path of the reader against `prost`, and reading in pieces.
 
+use perfflow_runtime::protobuf::{put_varint as varint, Encoder};
 use prost::Message;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::*;
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn field_varint(out: &mut Vec<u8>, field: u32, v: u64) {
+    Encoder::new(out).uint(field, v);
 }
 
-fn field_varint(out: &mut Vec<u8>, field: u64, v: u64) {
-    varint(out, field << 3);
-    varint(out, v);
-}
-
-fn field_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
-    varint(out, field << 3 | 2);
-    varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
+fn field_bytes(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    Encoder::new(out).bytes(field, bytes);
 }
 
 /// A random packet of the fields a track event packet may have, some the
