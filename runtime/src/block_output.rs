@@ -85,6 +85,12 @@ impl<W: Write> BlockOutput<W> {
         self.written += 1;
     }
 
+    /// `n` more events formatted into the writer's buffer.
+    #[inline(always)]
+    pub(crate) fn formatted_n(&mut self, n: u64) {
+        self.written += n;
+    }
+
     /// Hands `block` to the destination. On an error (a full disk) the
     /// pending events that `reached(block, bytes_done)` does not find whole
     /// in the bytes written are counted as lost; those it finds stay

@@ -501,8 +501,26 @@ impl Timebase {
     /// Ns since the Unix epoch of stamp `stamp`.
     #[inline(always)]
     pub fn to_epoch_ns(&mut self, stamp: u64) -> u64 {
-        if !self.tsc {
-            return self.epoch.to_epoch_ns(stamp);
+        let quick = if self.tsc {
+            self.quick_epoch_ns::<true>(stamp)
+        } else {
+            self.quick_epoch_ns::<false>(stamp)
+        };
+        match quick {
+            Some(ns) => ns,
+            None => self.epoch_ns_cold(stamp),
+        }
+    }
+
+    /// [`Timebase::to_epoch_ns`] of a stamp that needs no calibration
+    /// work: every monotonic stamp, and a TSC stamp within the cached
+    /// segment; `None` for any other. `TSC` must be
+    /// [`Timebase::is_tsc`] (a constant, so a loop tests it once).
+    #[inline(always)]
+    pub fn quick_epoch_ns<const TSC: bool>(&self, stamp: u64) -> Option<u64> {
+        debug_assert_eq!(TSC, self.tsc);
+        if !TSC {
+            return Some(self.epoch.to_epoch_ns(stamp));
         }
         let f = self.fast;
         let ticks = stamp.wrapping_sub(f.from);
@@ -511,9 +529,9 @@ impl Timebase {
             // at or after the segment's first point), moved to the epoch.
             let scaled =
                 (u128::from(ticks) * u128::from(f.mult) + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
-            return f.epoch_ns.wrapping_add(scaled as u64);
+            return Some(f.epoch_ns.wrapping_add(scaled as u64));
         }
-        self.epoch_ns_cold(stamp)
+        None
     }
 
     /// [`Timebase::to_epoch_ns`] of a stamp outside the fast segment.

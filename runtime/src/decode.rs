@@ -364,6 +364,19 @@ fn usage_samples<S: Sink + ?Sized>(
     );
 }
 
+/// A writer's way to write a run of one thread's slice begins and ends
+/// (see [`ThreadDecoder::plain_run`]) with its per-thread state looked up
+/// once for the run.
+pub trait SliceRun {
+    /// Writes the begin of a slice of `site` at `ts_ns` as
+    /// [`Sink::slice_begin`] would, or writes nothing and returns false
+    /// (the event is then decoded the general way).
+    fn begin(&mut self, site: &Site, ts_ns: u64) -> bool;
+    /// Writes the end of the innermost open slice at `ts_ns` as
+    /// [`Sink::slice_end`] would, or writes nothing and returns false.
+    fn end(&mut self, ts_ns: u64) -> bool;
+}
+
 /// Decoding state of one thread.
 #[derive(Debug)]
 pub struct ThreadDecoder {
@@ -568,6 +581,92 @@ impl ThreadDecoder {
         }
     }
 
+    /// Hands the longest run of `records` from index `from` that are the
+    /// common case of [`ThreadDecoder::plain_around`] (without payloads, at
+    /// an `around` site without a flow, an enter below [`MAX_OPEN_SLICES`]
+    /// or an exit of the innermost open slice) and whose stamps convert
+    /// without calibration work to `run`, one loop for all of them; returns
+    /// the index of the first record it did not take, which
+    /// [`ThreadDecoder::decode_one`] then decodes. Not for the compact log
+    /// format, which writes no begins. `TSC` must be
+    /// [`Timebase::is_tsc`] of `time`.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    #[inline(always)]
+    pub unsafe fn plain_run<const TSC: bool, R: SliceRun>(
+        &mut self,
+        records: &[RawEvent],
+        from: usize,
+        time: &Timebase,
+        run: &mut R,
+    ) -> usize {
+        // The open-slice stack in locals: the run writes within the
+        // capacity it has and sets the length once.
+        let stack = self.open.as_mut_ptr();
+        let room = self.open.capacity().min(MAX_OPEN_SLICES);
+        let mut depth = self.open.len();
+        let first = records.as_ptr();
+        // SAFETY: `from` is at most `records.len()` (the caller's use).
+        let (mut at, end) =
+            unsafe { (first.add(from.min(records.len())), first.add(records.len())) };
+        while at < end {
+            // SAFETY: `at` is within `records`, and `follower` when below
+            // `end`.
+            let (rec, follower) = unsafe { (&*at, at.add(1)) };
+            if follower < end && unsafe { (*follower).is_payload() } {
+                break;
+            }
+            // Only an event's site address is one (a payload's is not).
+            let Some(kind) = rec.kind() else {
+                break;
+            };
+            let site_ptr = rec.site();
+            if site_ptr.is_null() {
+                break;
+            }
+            // SAFETY: guaranteed by the caller.
+            let site: &Site = unsafe { &*site_ptr };
+            if !site.is_plain_around() {
+                break;
+            }
+            let Some(ts_ns) = time.quick_epoch_ns::<TSC>(rec.ts_ns) else {
+                break;
+            };
+            match kind {
+                Kind::Enter if depth < room => {
+                    if !run.begin(site, ts_ns) {
+                        break;
+                    }
+                    // SAFETY: below the stack's capacity.
+                    unsafe {
+                        stack.add(depth).write(OpenSlice {
+                            site: site_ptr,
+                            begin_ns: ts_ns,
+                            cpu_ns: None,
+                        })
+                    };
+                    depth += 1;
+                }
+                // SAFETY: `depth - 1` is an initialized entry.
+                Kind::Exit if depth > 0 && unsafe { (*stack.add(depth - 1)).site } == site_ptr => {
+                    if !run.end(ts_ns) {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => break,
+            }
+            // SAFETY: below `end`, so at most `end`.
+            at = unsafe { at.add(1) };
+        }
+        // SAFETY: entries below `depth` are initialized (the ones kept and
+        // the ones written above); `OpenSlice` has no drop.
+        unsafe { self.open.set_len(depth) };
+        // SAFETY: both within `records`.
+        unsafe { at.offset_from(first) as usize }
+    }
+
     /// Decodes `records`, in order, into `sink`. The payload records that
     /// follow an event are read with it; `records` never ends between an
     /// event and its payloads (the recording thread publishes them together).
@@ -583,149 +682,167 @@ impl ThreadDecoder {
     ) {
         let mut next = 0;
         while next < records.len() {
-            let rec = &records[next];
-            next += 1;
-            // A payload not directly after an event, or zeroed memory.
-            let Some(kind) = rec.kind() else { continue };
-            if !records.get(next).is_some_and(RawEvent::is_payload) {
-                // SAFETY: guaranteed by the caller.
-                if unsafe { self.plain_around(rec, kind, cx, sink) } {
-                    continue;
-                }
-            }
-            let mut extras = Extras::default();
-            while let Some(follower) = records.get(next).filter(|r| r.is_payload()) {
-                if let Some(payload) = Payload::from_record(follower) {
-                    extras.add(payload);
-                }
-                next += 1;
-            }
-            let site_ptr = rec.site();
-            if site_ptr.is_null() {
-                continue;
-            }
+            // SAFETY: the caller's promise.
+            next = unsafe { self.decode_one(records, next, cx, sink) };
+        }
+    }
+
+    /// Decodes the record at `records[at]` and the payloads that follow it
+    /// (see [`ThreadDecoder::decode`]); returns the index after them.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    #[inline(always)]
+    pub unsafe fn decode_one<S: Sink + ?Sized>(
+        &mut self,
+        records: &[RawEvent],
+        at: usize,
+        cx: &mut DecodeContext,
+        sink: &mut S,
+    ) -> usize {
+        let rec = &records[at];
+        let mut next = at + 1;
+        // A payload not directly after an event, or zeroed memory.
+        let Some(kind) = rec.kind() else {
+            return next;
+        };
+        if !records.get(next).is_some_and(RawEvent::is_payload) {
             // SAFETY: guaranteed by the caller.
-            let site: &Site = unsafe { &*site_ptr };
-            let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
-            let tid = self.tid;
-            let unwound = extras.unwound;
-            let emit = |sink: &mut S, phase: Phase| {
-                let event = TraceEvent {
-                    site,
-                    tid,
-                    ts_ns,
-                    phase,
-                };
-                match phase {
-                    Phase::AsyncEnd(_) if unwound => sink.ended(&event, Outcome::Raised),
-                    _ => sink.event(&event),
-                }
-            };
-            let flow = flow_dir(site.flow_raw(), kind).map(|dir| {
-                let id = cx.next_flow(site.scope().unwrap_or(b"flow"), dir);
-                match dir {
-                    FlowDir::Out => Phase::FlowStart(id),
-                    FlowDir::In => Phase::FlowEnd(id),
-                }
-            });
-            // At an exit the flow is written while the slice is still open.
-            if let (Some(phase), Kind::Exit) = (flow, kind) {
-                emit(sink, phase);
-            }
-            match (site.pointcut(), kind) {
-                (Pointcut::Around, Kind::Enter) => {
-                    if self.open.len() >= MAX_OPEN_SLICES {
-                        sink.misuse(Misuse::TooManyOpenSlices, site);
-                        self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, None, sink);
-                    }
-                    self.open.push(OpenSlice {
-                        site: site_ptr,
-                        begin_ns: ts_ns,
-                        cpu_ns: extras.usage.map(|(cpu_ns, _)| cpu_ns),
-                    });
-                    if !cx.compact {
-                        emit(sink, Phase::Begin);
-                    }
-                }
-                (Pointcut::Around, Kind::Exit) => {
-                    match self.open.iter().rposition(|o| o.site == site_ptr) {
-                        Some(at) => {
-                            if at + 1 != self.open.len() {
-                                sink.misuse(Misuse::UnbalancedExit, site);
-                            }
-                            // Slices opened above this one and never closed
-                            // (a longjmp out of them) end here too, with the
-                            // same usage reading.
-                            while let Some(slice) = self.open.pop() {
-                                // SAFETY: pushed from a record above, so it
-                                // satisfies the same contract.
-                                let inner: &Site = unsafe { &*slice.site };
-                                end_slice(
-                                    inner,
-                                    tid,
-                                    &slice,
-                                    ts_ns,
-                                    extras.usage,
-                                    cx.compact,
-                                    // Only the function the exit is of
-                                    // unwound; slices above it were left
-                                    // by longjmp.
-                                    (extras.unwound && self.open.len() == at)
-                                        .then_some(Outcome::Raised),
-                                    sink,
-                                );
-                                if self.open.len() == at {
-                                    break;
-                                }
-                            }
-                        }
-                        None => sink.misuse(Misuse::ExitWithoutEnter, site),
-                    }
-                }
-                (Pointcut::Before, Kind::Enter) | (Pointcut::After, Kind::Exit) => {
-                    emit(sink, Phase::Instant)
-                }
-                (Pointcut::AroundAsync, Kind::Enter) => {
-                    let id = match (extras.async_id, extras.sequence) {
-                        (Some(id), _) => id,
-                        (None, Some(n)) => cx.sequence_id(site_ptr, n),
-                        (None, None) => {
-                            let id = next_async_id();
-                            if self.open_async.len() >= MAX_OPEN_SLICES {
-                                sink.misuse(Misuse::TooManyOpenSlices, site);
-                                self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, None, sink);
-                            }
-                            self.open_async.push((site_ptr, id));
-                            id
-                        }
-                    };
-                    emit(sink, Phase::AsyncBegin(id));
-                }
-                (Pointcut::AroundAsync, Kind::Exit) => match (extras.async_id, extras.sequence) {
-                    (Some(id), _) => emit(sink, Phase::AsyncEnd(id)),
-                    (None, Some(n)) => emit(sink, Phase::AsyncEnd(cx.sequence_id(site_ptr, n))),
-                    (None, None) => {
-                        match self.open_async.iter().rposition(|&(p, _)| p == site_ptr) {
-                            Some(at) => {
-                                let (_, id) = self.open_async.remove(at);
-                                emit(sink, Phase::AsyncEnd(id));
-                            }
-                            None => sink.misuse(Misuse::ExitWithoutEnter, site),
-                        }
-                    }
-                },
-                (Pointcut::BeforeAsync, Kind::Enter) | (Pointcut::AfterAsync, Kind::Exit) => {
-                    let id = extras.async_id.unwrap_or_else(next_async_id);
-                    emit(sink, Phase::AsyncInstant(id));
-                }
-                // The other half of a one-sided pointcut: nothing to write.
-                (Pointcut::Before | Pointcut::BeforeAsync, Kind::Exit)
-                | (Pointcut::After | Pointcut::AfterAsync, Kind::Enter) => {}
-            }
-            // At an enter the flow is written once the slice is open.
-            if let (Some(phase), Kind::Enter) = (flow, kind) {
-                emit(sink, phase);
+            if unsafe { self.plain_around(rec, kind, cx, sink) } {
+                return next;
             }
         }
+        let mut extras = Extras::default();
+        while let Some(follower) = records.get(next).filter(|r| r.is_payload()) {
+            if let Some(payload) = Payload::from_record(follower) {
+                extras.add(payload);
+            }
+            next += 1;
+        }
+        let site_ptr = rec.site();
+        if site_ptr.is_null() {
+            return next;
+        }
+        // SAFETY: guaranteed by the caller.
+        let site: &Site = unsafe { &*site_ptr };
+        let ts_ns = cx.time.to_epoch_ns(rec.ts_ns);
+        let tid = self.tid;
+        let unwound = extras.unwound;
+        let emit = |sink: &mut S, phase: Phase| {
+            let event = TraceEvent {
+                site,
+                tid,
+                ts_ns,
+                phase,
+            };
+            match phase {
+                Phase::AsyncEnd(_) if unwound => sink.ended(&event, Outcome::Raised),
+                _ => sink.event(&event),
+            }
+        };
+        let flow = flow_dir(site.flow_raw(), kind).map(|dir| {
+            let id = cx.next_flow(site.scope().unwrap_or(b"flow"), dir);
+            match dir {
+                FlowDir::Out => Phase::FlowStart(id),
+                FlowDir::In => Phase::FlowEnd(id),
+            }
+        });
+        // At an exit the flow is written while the slice is still open.
+        if let (Some(phase), Kind::Exit) = (flow, kind) {
+            emit(sink, phase);
+        }
+        match (site.pointcut(), kind) {
+            (Pointcut::Around, Kind::Enter) => {
+                if self.open.len() >= MAX_OPEN_SLICES {
+                    sink.misuse(Misuse::TooManyOpenSlices, site);
+                    self.end_open_above(MAX_OPEN_SLICES / 2, ts_ns, cx.compact, None, sink);
+                }
+                self.open.push(OpenSlice {
+                    site: site_ptr,
+                    begin_ns: ts_ns,
+                    cpu_ns: extras.usage.map(|(cpu_ns, _)| cpu_ns),
+                });
+                if !cx.compact {
+                    emit(sink, Phase::Begin);
+                }
+            }
+            (Pointcut::Around, Kind::Exit) => {
+                match self.open.iter().rposition(|o| o.site == site_ptr) {
+                    Some(at) => {
+                        if at + 1 != self.open.len() {
+                            sink.misuse(Misuse::UnbalancedExit, site);
+                        }
+                        // Slices opened above this one and never closed
+                        // (a longjmp out of them) end here too, with the
+                        // same usage reading.
+                        while let Some(slice) = self.open.pop() {
+                            // SAFETY: pushed from a record above, so it
+                            // satisfies the same contract.
+                            let inner: &Site = unsafe { &*slice.site };
+                            end_slice(
+                                inner,
+                                tid,
+                                &slice,
+                                ts_ns,
+                                extras.usage,
+                                cx.compact,
+                                // Only the function the exit is of
+                                // unwound; slices above it were left
+                                // by longjmp.
+                                (extras.unwound && self.open.len() == at)
+                                    .then_some(Outcome::Raised),
+                                sink,
+                            );
+                            if self.open.len() == at {
+                                break;
+                            }
+                        }
+                    }
+                    None => sink.misuse(Misuse::ExitWithoutEnter, site),
+                }
+            }
+            (Pointcut::Before, Kind::Enter) | (Pointcut::After, Kind::Exit) => {
+                emit(sink, Phase::Instant)
+            }
+            (Pointcut::AroundAsync, Kind::Enter) => {
+                let id = match (extras.async_id, extras.sequence) {
+                    (Some(id), _) => id,
+                    (None, Some(n)) => cx.sequence_id(site_ptr, n),
+                    (None, None) => {
+                        let id = next_async_id();
+                        if self.open_async.len() >= MAX_OPEN_SLICES {
+                            sink.misuse(Misuse::TooManyOpenSlices, site);
+                            self.end_async_above(MAX_OPEN_SLICES / 2, ts_ns, None, sink);
+                        }
+                        self.open_async.push((site_ptr, id));
+                        id
+                    }
+                };
+                emit(sink, Phase::AsyncBegin(id));
+            }
+            (Pointcut::AroundAsync, Kind::Exit) => match (extras.async_id, extras.sequence) {
+                (Some(id), _) => emit(sink, Phase::AsyncEnd(id)),
+                (None, Some(n)) => emit(sink, Phase::AsyncEnd(cx.sequence_id(site_ptr, n))),
+                (None, None) => match self.open_async.iter().rposition(|&(p, _)| p == site_ptr) {
+                    Some(at) => {
+                        let (_, id) = self.open_async.remove(at);
+                        emit(sink, Phase::AsyncEnd(id));
+                    }
+                    None => sink.misuse(Misuse::ExitWithoutEnter, site),
+                },
+            },
+            (Pointcut::BeforeAsync, Kind::Enter) | (Pointcut::AfterAsync, Kind::Exit) => {
+                let id = extras.async_id.unwrap_or_else(next_async_id);
+                emit(sink, Phase::AsyncInstant(id));
+            }
+            // The other half of a one-sided pointcut: nothing to write.
+            (Pointcut::Before | Pointcut::BeforeAsync, Kind::Exit)
+            | (Pointcut::After | Pointcut::AfterAsync, Kind::Enter) => {}
+        }
+        // At an enter the flow is written once the slice is open.
+        if let (Some(phase), Kind::Enter) = (flow, kind) {
+            emit(sink, phase);
+        }
+        next
     }
 }

@@ -66,9 +66,10 @@ use std::hash::BuildHasherDefault;
 use std::io::Write;
 
 use crate::block_output::BlockOutput;
-use crate::clock::Epoch;
-use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
+use crate::clock::{Epoch, Timebase};
+use crate::decode::{DecodeContext, Misuse, Outcome, Phase, SliceRun, ThreadDecoder, TraceEvent};
 use crate::error::Error;
+use crate::event::RawEvent;
 use crate::protobuf::Encoder;
 use crate::site::Site;
 use crate::writer::{category, AddrHasher, Sink, FLUSH_BYTES};
@@ -897,16 +898,79 @@ unsafe fn put_event(out: &mut Vec<u8>, seq: &mut Sequence, packet: &Template, ts
     seq.last_ts = ts_ns;
     let start = out.len();
     // SAFETY: `EVENT_ROOM` bytes from `start` are free (the caller's
-    // promise): the 32 bytes of the template, then at most 10 of varint
-    // from its length, at most 32; `set_len` covers only bytes written.
-    // The packet's length, at most 32 + 10 - 2, takes one byte.
+    // promise); `set_len` covers only bytes written.
     unsafe {
-        let p = out.as_mut_ptr().add(start);
+        let n = put_packet(out.as_mut_ptr().add(start), packet, delta);
+        out.set_len(start + n);
+    }
+}
+
+/// Writes `packet` with a timestamp varint of `delta` at `p`; returns
+/// the bytes written.
+///
+/// # Safety
+/// `p` must be valid for [`EVENT_ROOM`] bytes of writes.
+#[inline(always)]
+unsafe fn put_packet(p: *mut u8, packet: &Template, delta: u64) -> usize {
+    // SAFETY: the 32 bytes of the template, then at most 10 of varint
+    // from its length, at most 32: within `EVENT_ROOM` (the caller's
+    // promise). The packet's length, at most 32 + 10 - 2, takes one byte.
+    unsafe {
         p.cast::<[u128; 2]>()
             .write_unaligned(packet.bytes.map(u128::to_le));
         let n = packet.len + write_varint(p.add(packet.len), delta);
         *p.add(1) = (n - 2) as u8;
-        out.set_len(start + n);
+        n
+    }
+}
+
+/// A run of slice begins and ends on one sequence (see
+/// [`PerfettoWriter::plain_run`]), each written as
+/// [`PerfettoWriter::slice`] writes it when the sequence has the packet
+/// and the buffer the room. The buffer's end, the sequence's clock and the
+/// count are kept here and stored back once, after the run.
+struct Run<'a> {
+    /// Where the next packet goes.
+    at: *mut u8,
+    /// The last position at which [`FLUSH_ROOM`] bytes are still free.
+    limit: *mut u8,
+    last_ts: u64,
+    ready: &'a [(usize, Template); READY_SLOTS],
+    end: &'a Template,
+    written: u64,
+}
+
+impl<'a> Run<'a> {
+    /// Writes `packet` at `ts_ns`, or nothing and false when the stamp is
+    /// earlier than the sequence's last or the buffer lacks the room.
+    #[inline(always)]
+    fn put(&mut self, packet: &'a Template, ts_ns: u64) -> bool {
+        if ts_ns < self.last_ts || self.at > self.limit {
+            return false;
+        }
+        // SAFETY: at `limit` or before it, `FLUSH_ROOM` (more than
+        // `EVENT_ROOM`) bytes are free.
+        self.at = unsafe {
+            self.at
+                .add(put_packet(self.at, packet, ts_ns - self.last_ts))
+        };
+        self.last_ts = ts_ns;
+        self.written += 1;
+        true
+    }
+}
+
+impl SliceRun for Run<'_> {
+    #[inline(always)]
+    fn begin(&mut self, site: &Site, ts_ns: u64) -> bool {
+        let addr = site as *const Site as usize;
+        let (ready, packet) = &self.ready[ready_slot(addr)];
+        *ready == addr && self.put(packet, ts_ns)
+    }
+
+    #[inline(always)]
+    fn end(&mut self, ts_ns: u64) -> bool {
+        self.put(self.end, ts_ns)
     }
 }
 
@@ -1123,6 +1187,96 @@ impl<W: Write> PerfettoWriter<W> {
             }),
         }
         self.o.formatted();
+    }
+
+    /// Decodes `records` of one thread with `decoder` (see
+    /// [`ThreadDecoder::decode`]): runs of plain slice begins and ends
+    /// through [`ThreadDecoder::plain_run`], with the thread's sequence,
+    /// the test of the output and the event count taken once per run; any
+    /// other event through [`ThreadDecoder::decode_one`] and
+    /// [`Sink`]'s calls. Writes what `decoder.decode` would.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    pub unsafe fn decode(
+        &mut self,
+        decoder: &mut ThreadDecoder,
+        records: &[RawEvent],
+        cx: &mut DecodeContext,
+    ) {
+        let mut next = 0;
+        while next < records.len() {
+            if !cx.compact {
+                // SAFETY: the caller's promise.
+                next = unsafe { self.plain_run(decoder, records, next, &cx.time) };
+                if next == records.len() {
+                    break;
+                }
+            }
+            // SAFETY: the caller's promise.
+            next = unsafe { decoder.decode_one(records, next, cx, self) };
+        }
+    }
+
+    /// [`ThreadDecoder::plain_run`] from `from` with the sequence of the
+    /// decoder's thread, when it has one and the output takes events
+    /// (otherwise nothing is taken: the general path opens the sequence
+    /// or makes room).
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    #[inline(always)]
+    unsafe fn plain_run(
+        &mut self,
+        decoder: &mut ThreadDecoder,
+        records: &[RawEvent],
+        from: usize,
+        time: &Timebase,
+    ) -> usize {
+        let capacity = self.out.capacity();
+        if !self.o.is_open() || capacity < FLUSH_ROOM {
+            return from;
+        }
+        let tid = decoder.tid();
+        let index = if u64::from(tid) == self.current_tid {
+            self.current
+        } else {
+            match self.threads.iter().position(|(t, _)| *t == tid) {
+                Some(i) => {
+                    self.current = i;
+                    self.current_tid = u64::from(tid);
+                    i
+                }
+                None => return from,
+            }
+        };
+        // SAFETY: `index` is within `threads` (just found or kept current).
+        let seq = unsafe { &mut self.threads.get_unchecked_mut(index).1 };
+        let base = self.out.as_mut_ptr();
+        // SAFETY: both within the buffer's allocation (`capacity` is at
+        // least `FLUSH_ROOM`).
+        let (at, limit) = unsafe { (base.add(self.out.len()), base.add(capacity - FLUSH_ROOM)) };
+        let mut run = Run {
+            at,
+            limit,
+            last_ts: seq.last_ts,
+            ready: &seq.ready,
+            end: &seq.end,
+            written: 0,
+        };
+        // SAFETY: the caller's promise.
+        let next = unsafe {
+            if time.is_tsc() {
+                decoder.plain_run::<true, _>(records, from, time, &mut run)
+            } else {
+                decoder.plain_run::<false, _>(records, from, time, &mut run)
+            }
+        };
+        seq.last_ts = run.last_ts;
+        // SAFETY: the run wrote every byte up to `at`, within the capacity.
+        unsafe { self.out.set_len(run.at.offset_from(base) as usize) };
+        self.o.formatted_n(run.written);
+        next
     }
 
     /// [`PerfettoWriter::slice`] when the output is closed or the buffer

@@ -85,7 +85,10 @@ impl<W: Write> TraceWriter<W> {
         cx: &mut DecodeContext,
     ) {
         // SAFETY: the caller's promise.
-        each!(self, w => unsafe { decoder.decode(records, cx, w) })
+        match self {
+            TraceWriter::Json(w) => unsafe { decoder.decode(records, cx, w) },
+            TraceWriter::Perfetto(w) => unsafe { w.decode(decoder, records, cx) },
+        }
     }
 
     /// The closing record of what tracing cost.
