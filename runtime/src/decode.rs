@@ -372,9 +372,30 @@ pub trait SliceRun {
     /// [`Sink::slice_begin`] would, or writes nothing and returns false
     /// (the event is then decoded the general way).
     fn begin(&mut self, site: &Site, ts_ns: u64) -> bool;
-    /// Writes the end of the innermost open slice at `ts_ns` as
-    /// [`Sink::slice_end`] would, or writes nothing and returns false.
-    fn end(&mut self, ts_ns: u64) -> bool;
+    /// Writes the end of the innermost open slice, of `site`, at `ts_ns`
+    /// as [`Sink::slice_end`] would, or writes nothing and returns false.
+    fn end(&mut self, site: &Site, ts_ns: u64) -> bool;
+}
+
+/// The [`SliceRun`] of any [`Sink`]: its own [`Sink::slice_begin`] and
+/// [`Sink::slice_end`] for thread `tid`, which always write.
+struct SinkRun<'a, S: Sink + ?Sized> {
+    sink: &'a mut S,
+    tid: u32,
+}
+
+impl<S: Sink + ?Sized> SliceRun for SinkRun<'_, S> {
+    #[inline(always)]
+    fn begin(&mut self, site: &Site, ts_ns: u64) -> bool {
+        self.sink.slice_begin(site, self.tid, ts_ns);
+        true
+    }
+
+    #[inline(always)]
+    fn end(&mut self, site: &Site, ts_ns: u64) -> bool {
+        self.sink.slice_end(site, self.tid, ts_ns);
+        true
+    }
 }
 
 /// Decoding state of one thread.
@@ -650,7 +671,7 @@ impl ThreadDecoder {
                 }
                 // SAFETY: `depth - 1` is an initialized entry.
                 Kind::Exit if depth > 0 && unsafe { (*stack.add(depth - 1)).site } == site_ptr => {
-                    if !run.end(ts_ns) {
+                    if !run.end(site, ts_ns) {
                         break;
                     }
                     depth -= 1;
@@ -670,6 +691,9 @@ impl ThreadDecoder {
     /// Decodes `records`, in order, into `sink`. The payload records that
     /// follow an event are read with it; `records` never ends between an
     /// event and its payloads (the recording thread publishes them together).
+    /// Runs of the common case go through [`ThreadDecoder::plain_run`], one
+    /// loop; every other event through [`ThreadDecoder::decode_one`], which
+    /// decodes any record the same way.
     ///
     /// # Safety
     /// Every record's site address must point to a live [`Site`] (the C ABI
@@ -682,6 +706,24 @@ impl ThreadDecoder {
     ) {
         let mut next = 0;
         while next < records.len() {
+            if !cx.compact {
+                let tid = self.tid;
+                let mut run = SinkRun {
+                    sink: &mut *sink,
+                    tid,
+                };
+                // SAFETY: the caller's promise.
+                next = unsafe {
+                    if cx.time.is_tsc() {
+                        self.plain_run::<true, _>(records, next, &cx.time, &mut run)
+                    } else {
+                        self.plain_run::<false, _>(records, next, &cx.time, &mut run)
+                    }
+                };
+                if next == records.len() {
+                    break;
+                }
+            }
             // SAFETY: the caller's promise.
             next = unsafe { self.decode_one(records, next, cx, sink) };
         }

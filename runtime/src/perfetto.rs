@@ -969,7 +969,7 @@ impl SliceRun for Run<'_> {
     }
 
     #[inline(always)]
-    fn end(&mut self, ts_ns: u64) -> bool {
+    fn end(&mut self, _site: &Site, ts_ns: u64) -> bool {
         self.put(self.end, ts_ns)
     }
 }

@@ -1,12 +1,14 @@
-//! `PerfettoWriter::decode` writes runs of plain slice begins and ends in
-//! one loop (`ThreadDecoder::plain_run`) and hands every other record to
-//! the general decoder. Its output must be, byte for byte, what the
-//! general decoder (`ThreadDecoder::decode` into the writer's `Sink`
-//! calls) writes for the same records: checked here on long random streams
+//! The decoder writes runs of plain slice begins and ends in one loop
+//! (`ThreadDecoder::plain_run`): into any writer's `Sink` calls from
+//! `ThreadDecoder::decode`, and with the Perfetto writer's own loop from
+//! `PerfettoWriter::decode`; every other record goes to the general
+//! decoder. The file must be, byte for byte, what decoding event by event
+//! (`ThreadDecoder::decode_one` into the writer's `Sink` calls) writes for
+//! the same records, in both formats: checked here on long random streams
 //! of several threads that mix plain slices with everything that leaves the
 //! loop (payloads, other pointcuts, flows, unbalanced exits, zeroed records,
 //! stamps that go back, TSC stamps outside the cached calibration segment,
-//! more sites than a sequence keeps packets for, block writes).
+//! more sites than a Perfetto sequence keeps packets for, block writes).
 
 use std::ffi::CString;
 
@@ -15,7 +17,46 @@ use perfflow_runtime::decode::{DecodeContext, ThreadDecoder};
 use perfflow_runtime::event::{Kind, Payload, RawEvent};
 use perfflow_runtime::perfetto::PerfettoWriter;
 use perfflow_runtime::site::{Flow, Pointcut, Site};
-use perfflow_runtime::writer::Sink;
+use perfflow_runtime::writer::{ChromeJsonWriter, Sink};
+
+/// A writer under test, into memory.
+trait Writer: Sink + Sized {
+    fn start(epoch: Epoch) -> Self;
+    /// Decodes `records` the way the runtime does (in runs).
+    ///
+    /// # Safety
+    /// As `ThreadDecoder::decode`.
+    unsafe fn runs(&mut self, d: &mut ThreadDecoder, records: &[RawEvent], cx: &mut DecodeContext);
+    fn file(self) -> (Vec<u8>, u64);
+}
+
+impl Writer for PerfettoWriter<Vec<u8>> {
+    fn start(epoch: Epoch) -> Self {
+        PerfettoWriter::new(Vec::new(), 4242, epoch)
+    }
+    unsafe fn runs(&mut self, d: &mut ThreadDecoder, records: &[RawEvent], cx: &mut DecodeContext) {
+        // SAFETY: the caller's promise.
+        unsafe { self.decode(d, records, cx) }
+    }
+    fn file(self) -> (Vec<u8>, u64) {
+        let n = self.output().events_written();
+        (self.into_inner(), n)
+    }
+}
+
+impl Writer for ChromeJsonWriter<Vec<u8>> {
+    fn start(_epoch: Epoch) -> Self {
+        ChromeJsonWriter::new(Vec::new(), 4242)
+    }
+    unsafe fn runs(&mut self, d: &mut ThreadDecoder, records: &[RawEvent], cx: &mut DecodeContext) {
+        // SAFETY: the caller's promise.
+        unsafe { d.decode(records, cx, self) }
+    }
+    fn file(self) -> (Vec<u8>, u64) {
+        let n = self.output().events_written();
+        (self.into_inner(), n)
+    }
+}
 
 /// xorshift64*: a fixed stream of test choices.
 struct Rng(u64);
@@ -196,9 +237,9 @@ fn timebase(epoch: Epoch, tsc: bool) -> Timebase {
 }
 
 /// Decodes `threads` (tid, records) into a fresh writer, batch by batch
-/// in a fixed interleaving, with the writer's batch loop (`batch`) or the
-/// general decoder; returns the file and the events written.
-fn write(
+/// in a fixed interleaving, in runs (`batch`) or event by event; returns
+/// the file and the events written.
+fn write<W: Writer>(
     threads: &[(u32, Vec<RawEvent>)],
     cuts: &[usize],
     tsc: bool,
@@ -206,7 +247,7 @@ fn write(
     batch: bool,
 ) -> (Vec<u8>, u64) {
     let epoch = Epoch::new(1_000_000_000, 2_000_000_000_000_000_000);
-    let mut w = PerfettoWriter::new(Vec::new(), 4242, epoch);
+    let mut w = W::start(epoch);
     w.process_name(4242, "batch-test");
     let mut cx = DecodeContext::new(epoch);
     cx.time = timebase(epoch, tsc);
@@ -232,9 +273,12 @@ fn write(
             // SAFETY: every record's site is a leaked, immutable `Site`.
             unsafe {
                 if batch {
-                    w.decode(&mut decoders[i], batch_records, &mut cx);
+                    w.runs(&mut decoders[i], batch_records, &mut cx);
                 } else {
-                    decoders[i].decode(batch_records, &mut cx, &mut w);
+                    let mut next = 0;
+                    while next < batch_records.len() {
+                        next = decoders[i].decode_one(batch_records, next, &mut cx, &mut w);
+                    }
                 }
             }
             done[i] = upto;
@@ -246,10 +290,10 @@ fn write(
         w.thread_name(*tid, &format!("worker-{tid}"));
     }
     w.finish().expect("finish");
-    let written = w.output().events_written();
-    (w.into_inner(), written)
+    w.file()
 }
 
+/// Both formats, on the same random threads.
 fn check(seed: u64, odd: u64, tsc: bool, compact: bool) {
     let mut rng = Rng(seed);
     let (plain, other) = sites(90);
@@ -262,24 +306,30 @@ fn check(seed: u64, odd: u64, tsc: bool, compact: bool) {
         })
         .collect();
     let cuts: Vec<usize> = (0..64).map(|_| 1 + rng.below(3_000) as usize).collect();
-    let (batched, n_batched) = write(&threads, &cuts, tsc, compact, true);
-    let (reference, n_reference) = write(&threads, &cuts, tsc, compact, false);
+    let case = format!("seed {seed:#x}, odd {odd}%, tsc {tsc}, compact {compact}");
+    compare::<PerfettoWriter<Vec<u8>>>(&threads, &cuts, tsc, compact, &format!("Perfetto, {case}"));
+    compare::<ChromeJsonWriter<Vec<u8>>>(&threads, &cuts, tsc, compact, &format!("JSON, {case}"));
+}
+
+fn compare<W: Writer>(
+    threads: &[(u32, Vec<RawEvent>)],
+    cuts: &[usize],
+    tsc: bool,
+    compact: bool,
+    case: &str,
+) {
+    let (batched, n_batched) = write::<W>(threads, cuts, tsc, compact, true);
+    let (reference, n_reference) = write::<W>(threads, cuts, tsc, compact, false);
     // A compact trace has one event per slice.
     let least = if compact { 45_000 } else { 90_000 };
-    assert!(n_reference > least, "too few events written: {n_reference}");
-    assert_eq!(
-        n_batched, n_reference,
-        "events written (seed {seed}, odd {odd}%, tsc {tsc})"
+    assert!(
+        n_reference > least,
+        "too few events written: {n_reference} ({case})"
     );
-    assert_eq!(
-        batched.len(),
-        reference.len(),
-        "trace length (seed {seed}, odd {odd}%, tsc {tsc})"
-    );
+    assert_eq!(n_batched, n_reference, "events written ({case})");
+    assert_eq!(batched.len(), reference.len(), "trace length ({case})");
     if let Some(at) = batched.iter().zip(&reference).position(|(a, b)| a != b) {
-        panic!(
-            "traces differ from byte {at} (seed {seed}, odd {odd}%, tsc {tsc}, compact {compact})"
-        );
+        panic!("traces differ from byte {at} ({case})");
     }
 }
 
