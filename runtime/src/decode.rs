@@ -398,6 +398,37 @@ impl<S: Sink + ?Sized> SliceRun for SinkRun<'_, S> {
     }
 }
 
+/// The stamp, in epoch ns, of the exit at `follower` when it is the exit
+/// of `enter`'s site with no payload after it and a stamp that converts
+/// without calibration work; `None` otherwise.
+///
+/// # Safety
+/// `follower` and `end` must point into or just past the records `enter`
+/// lies in, `follower` right after `enter`.
+#[inline(always)]
+unsafe fn leaf_exit<const TSC: bool>(
+    enter: &RawEvent,
+    follower: *const RawEvent,
+    end: *const RawEvent,
+    time: &Timebase,
+) -> Option<u64> {
+    if follower >= end {
+        return None;
+    }
+    // SAFETY: below `end`, so within the records.
+    let exit = unsafe { &*follower };
+    // The same site with the kind bits of an exit instead of an enter.
+    if exit.tagged_site != enter.tagged_site ^ (Kind::Enter as u64 ^ Kind::Exit as u64) {
+        return None;
+    }
+    // SAFETY: as above; `after` is read only below `end`.
+    let after = unsafe { follower.add(1) };
+    if after < end && unsafe { (*after).is_payload() } {
+        return None;
+    }
+    time.quick_epoch_ns::<TSC>(exit.ts_ns)
+}
+
 /// Decoding state of one thread.
 #[derive(Debug)]
 pub struct ThreadDecoder {
@@ -658,6 +689,18 @@ impl ThreadDecoder {
                 Kind::Enter if depth < room => {
                     if !run.begin(site, ts_ns) {
                         break;
+                    }
+                    // A call that made no woven call (most do not): the
+                    // next record is this site's exit, which ends the slice
+                    // just begun, with nothing pushed or popped.
+                    // SAFETY: `follower` is right after `rec`, in or just
+                    // past `records`, whose end is `end`.
+                    if let Some(exit_ts) = unsafe { leaf_exit::<TSC>(rec, follower, end, time) } {
+                        if run.end(site, exit_ts) {
+                            // SAFETY: the exit is below `end`.
+                            at = unsafe { at.add(2) };
+                            continue;
+                        }
                     }
                     // SAFETY: below the stack's capacity.
                     unsafe {
