@@ -318,7 +318,8 @@ pub struct Timebase {
 }
 
 /// Ticks `from..from + span` convert to `epoch_ns + (tick - from) * mult`,
-/// the product rounded from 32.32 fixed point. Empty (`span == 0`) when no
+/// the product rounded from 32.32 fixed point (and within 64 bits, see
+/// [`Fast::most_ticks`]). Empty (`span == 0`) when no
 /// segment is cached. A span rather than an end, so that a tick is tested
 /// with one comparison of the `tick - from` the conversion needs anyway.
 #[derive(Debug, Clone, Copy, Default)]
@@ -327,6 +328,18 @@ struct Fast {
     span: u64,
     epoch_ns: u64,
     mult: u64,
+}
+
+impl Fast {
+    /// Most ticks a segment of slope `mult` converts in 64-bit arithmetic:
+    /// `ticks * mult` plus the half for rounding stays below 2^64 (about
+    /// 4 s of ticks at 0.4 ns a tick). A stamp further on takes the slow
+    /// path, which computes the same value in 128 bits.
+    fn most_ticks(mult: u64) -> u64 {
+        (u64::MAX - (1 << (MULT_SHIFT - 1)))
+            .checked_div(mult)
+            .unwrap_or(u64::MAX)
+    }
 }
 
 /// The line between two calibration points.
@@ -484,7 +497,11 @@ impl Timebase {
                 let from = seg.from.max(seg.tsc);
                 self.fast = Fast {
                     from,
-                    span: seg.to.min(self.newest_tsc).saturating_sub(from),
+                    span: seg
+                        .to
+                        .min(self.newest_tsc)
+                        .saturating_sub(from)
+                        .min(Fast::most_ticks(seg.mult)),
                     epoch_ns: self.epoch.to_epoch_ns(seg.mono_ns),
                     mult: seg.mult,
                 };
@@ -527,9 +544,9 @@ impl Timebase {
         if ticks < f.span {
             // As `to_mono_ns` computes it (no clamp can apply: the stamp is
             // at or after the segment's first point), moved to the epoch.
-            let scaled =
-                (u128::from(ticks) * u128::from(f.mult) + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
-            return Some(f.epoch_ns.wrapping_add(scaled as u64));
+            // In 64 bits: `span` keeps the product and the half below 2^64.
+            let scaled = (ticks * f.mult + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
+            return Some(f.epoch_ns.wrapping_add(scaled));
         }
         None
     }
@@ -658,6 +675,60 @@ mod tests {
         let taken = t.taken;
         t.to_mono_ns(5_000);
         assert_eq!(t.taken, taken + 1);
+    }
+
+    #[test]
+    fn the_one_multiply_conversion_matches_the_full_one() {
+        // Segments of 0.3 to 2.5 ns a tick, some long enough that the
+        // 64-bit conversion covers only their start (`Fast::most_ticks`).
+        let mut t = Timebase::tsc(Epoch::new(7, 1_000_000), Point { tsc: 0, mono_ns: 0 });
+        let (mut tick, mut ns) = (0u64, 0u64);
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut ticks = vec![0];
+        for i in 0..200u64 {
+            let dt = if i % 10 == 0 {
+                1 << 36
+            } else {
+                1_000 + next() % 50_000_000
+            };
+            tick += dt;
+            ns += dt / 10 * (3 + next() % 23) + next() % 1_000;
+            t.add(Point {
+                tsc: tick,
+                mono_ns: ns,
+            });
+            ticks.push(tick);
+        }
+        let (mut quick, mut checked) = (0, 0);
+        for _ in 0..200_000 {
+            // A segment, then a tick in it.
+            let i = (next() % 200) as usize;
+            let stamp = ticks[i] + next() % (ticks[i + 1] - ticks[i]);
+            // The full computation in 128 bits, moved to the epoch.
+            let mono = t.to_mono_ns(stamp);
+            let full = t.epoch.to_epoch_ns(mono);
+            // `to_mono_ns` cached the stamp's segment.
+            if let Some(fast) = t.quick_epoch_ns::<true>(stamp) {
+                assert_eq!(fast, full, "stamp {stamp}");
+                quick += 1;
+            }
+            assert_eq!(t.to_epoch_ns(stamp), full, "stamp {stamp}");
+            checked += 1;
+        }
+        assert!(
+            quick > checked / 2,
+            "{quick} of {checked} converted quickly"
+        );
+        assert!(
+            quick < checked,
+            "every stamp converted quickly: no long segment was cut"
+        );
     }
 
     #[test]
