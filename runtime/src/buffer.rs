@@ -307,6 +307,11 @@ impl ThreadBuffer {
         if n + 2 > CHUNK_RECORDS {
             return false;
         }
+        // Before the records, so that whoever sees them (after the Release
+        // store of the length below) sees the flag too.
+        if !PAYLOADS_RECORDED.load(Ordering::Relaxed) {
+            PAYLOADS_RECORDED.store(true, Ordering::Relaxed);
+        }
         // SAFETY: `n + 2 <= CHUNK_RECORDS`, so both slots are inside the
         // chunk; they are above the published length, so no other thread
         // reads them.
@@ -319,6 +324,11 @@ impl ThreadBuffer {
         true
     }
 }
+
+/// Set (for good) when the first payload record is stored. Until then no
+/// event has a payload after it, and the writer's decoder skips looking
+/// for one (see [`DecodeContext::payloads`]).
+static PAYLOADS_RECORDED: AtomicBool = AtomicBool::new(false);
 
 /// This thread's handle on its buffer.
 struct Local {
@@ -694,8 +704,13 @@ impl Output {
             .entry(id)
             .or_insert_with(|| ThreadDecoder::new(tid));
         if let Some(sink) = sink.as_mut() {
+            // Read after the records were acquired (their owner published
+            // them, or queued their chunk under the registry lock, after it
+            // set the flag for any payload among them).
+            cx.payloads = PAYLOADS_RECORDED.load(Ordering::Relaxed);
             // SAFETY: the caller's promise.
             unsafe { sink.decode(decoder, records, cx) }
+            cx.payloads = true;
         }
         self.note_lost();
     }

@@ -168,6 +168,11 @@ pub struct DecodeContext {
     pub time: Timebase,
     /// `log-event=compact`: one `X` event per slice instead of `B` + `E`.
     pub compact: bool,
+    /// Whether the records decoded may hold payloads (true unless set):
+    /// false only where the caller knows that none does (the runtime, for
+    /// records taken before any payload was recorded), which spares
+    /// [`ThreadDecoder::plain_run`] its look for one after each event.
+    pub payloads: bool,
     /// Ids of `around_async` enters or exits numbered by [`Payload::Sequence`]
     /// whose other half has not been decoded yet, keyed by site address and
     /// number.
@@ -234,6 +239,7 @@ impl DecodeContext {
         DecodeContext {
             time: Timebase::monotonic(epoch),
             compact: false,
+            payloads: true,
             unpaired: HashMap::new(),
             flows: HashMap::new(),
             flow_prefix: Vec::new(),
@@ -406,7 +412,7 @@ impl<S: Sink + ?Sized> SliceRun for SinkRun<'_, S> {
 /// `follower` and `end` must point into or just past the records `enter`
 /// lies in, `follower` right after `enter`.
 #[inline(always)]
-unsafe fn leaf_exit<const TSC: bool>(
+unsafe fn leaf_exit<const TSC: bool, const PAYLOADS: bool>(
     enter: &RawEvent,
     follower: *const RawEvent,
     end: *const RawEvent,
@@ -423,7 +429,7 @@ unsafe fn leaf_exit<const TSC: bool>(
     }
     // SAFETY: as above; `after` is read only below `end`.
     let after = unsafe { follower.add(1) };
-    if after < end && unsafe { (*after).is_payload() } {
+    if PAYLOADS && after < end && unsafe { (*after).is_payload() } {
         return None;
     }
     time.quick_epoch_ns::<TSC>(exit.ts_ns)
@@ -633,6 +639,31 @@ impl ThreadDecoder {
         }
     }
 
+    /// [`ThreadDecoder::plain_run`] compiled for `cx`'s clock and
+    /// [`DecodeContext::payloads`]: the loop tests neither.
+    ///
+    /// # Safety
+    /// As [`ThreadDecoder::decode`].
+    #[inline(always)]
+    pub unsafe fn run_from<R: SliceRun>(
+        &mut self,
+        records: &[RawEvent],
+        from: usize,
+        cx: &DecodeContext,
+        run: &mut R,
+    ) -> usize {
+        let time = &cx.time;
+        // SAFETY: the caller's promise.
+        unsafe {
+            match (time.is_tsc(), cx.payloads) {
+                (true, true) => self.plain_run::<true, true, R>(records, from, time, run),
+                (true, false) => self.plain_run::<true, false, R>(records, from, time, run),
+                (false, true) => self.plain_run::<false, true, R>(records, from, time, run),
+                (false, false) => self.plain_run::<false, false, R>(records, from, time, run),
+            }
+        }
+    }
+
     /// Hands the longest run of `records` from index `from` that are the
     /// common case of [`ThreadDecoder::plain_around`] (without payloads, at
     /// an `around` site without a flow, an enter below [`MAX_OPEN_SLICES`]
@@ -641,12 +672,13 @@ impl ThreadDecoder {
     /// the index of the first record it did not take, which
     /// [`ThreadDecoder::decode_one`] then decodes. Not for the compact log
     /// format, which writes no begins. `TSC` must be
-    /// [`Timebase::is_tsc`] of `time`.
+    /// [`Timebase::is_tsc`] of `time`; `PAYLOADS` false means no record is
+    /// a payload (see [`DecodeContext::payloads`]).
     ///
     /// # Safety
     /// As [`ThreadDecoder::decode`].
     #[inline(always)]
-    pub unsafe fn plain_run<const TSC: bool, R: SliceRun>(
+    unsafe fn plain_run<const TSC: bool, const PAYLOADS: bool, R: SliceRun>(
         &mut self,
         records: &[RawEvent],
         from: usize,
@@ -666,7 +698,7 @@ impl ThreadDecoder {
             // SAFETY: `at` is within `records`, and `follower` when below
             // `end`.
             let (rec, follower) = unsafe { (&*at, at.add(1)) };
-            if follower < end && unsafe { (*follower).is_payload() } {
+            if PAYLOADS && follower < end && unsafe { (*follower).is_payload() } {
                 break;
             }
             // Only an event's site address is one (a payload's is not).
@@ -695,7 +727,9 @@ impl ThreadDecoder {
                     // just begun, with nothing pushed or popped.
                     // SAFETY: `follower` is right after `rec`, in or just
                     // past `records`, whose end is `end`.
-                    if let Some(exit_ts) = unsafe { leaf_exit::<TSC>(rec, follower, end, time) } {
+                    if let Some(exit_ts) =
+                        unsafe { leaf_exit::<TSC, PAYLOADS>(rec, follower, end, time) }
+                    {
                         if run.end(site, exit_ts) {
                             // SAFETY: the exit is below `end`.
                             at = unsafe { at.add(2) };
@@ -756,13 +790,7 @@ impl ThreadDecoder {
                     tid,
                 };
                 // SAFETY: the caller's promise.
-                next = unsafe {
-                    if cx.time.is_tsc() {
-                        self.plain_run::<true, _>(records, next, &cx.time, &mut run)
-                    } else {
-                        self.plain_run::<false, _>(records, next, &cx.time, &mut run)
-                    }
-                };
+                next = unsafe { self.run_from(records, next, cx, &mut run) };
                 if next == records.len() {
                     break;
                 }

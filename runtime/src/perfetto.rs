@@ -66,7 +66,7 @@ use std::hash::BuildHasherDefault;
 use std::io::Write;
 
 use crate::block_output::BlockOutput;
-use crate::clock::{Epoch, Timebase};
+use crate::clock::Epoch;
 use crate::decode::{DecodeContext, Misuse, Outcome, Phase, SliceRun, ThreadDecoder, TraceEvent};
 use crate::error::Error;
 use crate::event::RawEvent;
@@ -927,8 +927,8 @@ unsafe fn put_packet(p: *mut u8, packet: &Template, delta: u64) -> usize {
 /// A run of slice begins and ends on one sequence (see
 /// [`PerfettoWriter::plain_run`]), each written as
 /// [`PerfettoWriter::slice`] writes it when the sequence has the packet
-/// and the buffer the room. The buffer's end, the sequence's clock and the
-/// count are kept here and stored back once, after the run.
+/// and the buffer the room. The buffer's end and the sequence's clock are
+/// kept here and stored back once, after the run.
 struct Run<'a> {
     /// Where the next packet goes.
     at: *mut u8,
@@ -937,7 +937,6 @@ struct Run<'a> {
     last_ts: u64,
     ready: &'a [(usize, Template); READY_SLOTS],
     end: &'a Template,
-    written: u64,
 }
 
 impl<'a> Run<'a> {
@@ -955,7 +954,6 @@ impl<'a> Run<'a> {
                 .add(put_packet(self.at, packet, ts_ns - self.last_ts))
         };
         self.last_ts = ts_ns;
-        self.written += 1;
         true
     }
 }
@@ -1208,7 +1206,7 @@ impl<W: Write> PerfettoWriter<W> {
         while next < records.len() {
             if !cx.compact {
                 // SAFETY: the caller's promise.
-                next = unsafe { self.plain_run(decoder, records, next, &cx.time) };
+                next = unsafe { self.plain_run(decoder, records, next, cx) };
                 if next == records.len() {
                     break;
                 }
@@ -1231,7 +1229,7 @@ impl<W: Write> PerfettoWriter<W> {
         decoder: &mut ThreadDecoder,
         records: &[RawEvent],
         from: usize,
-        time: &Timebase,
+        cx: &DecodeContext,
     ) -> usize {
         let capacity = self.out.capacity();
         if !self.o.is_open() || capacity < FLUSH_ROOM {
@@ -1262,20 +1260,14 @@ impl<W: Write> PerfettoWriter<W> {
             last_ts: seq.last_ts,
             ready: &seq.ready,
             end: &seq.end,
-            written: 0,
         };
         // SAFETY: the caller's promise.
-        let next = unsafe {
-            if time.is_tsc() {
-                decoder.plain_run::<true, _>(records, from, time, &mut run)
-            } else {
-                decoder.plain_run::<false, _>(records, from, time, &mut run)
-            }
-        };
+        let next = unsafe { decoder.run_from(records, from, cx, &mut run) };
         seq.last_ts = run.last_ts;
         // SAFETY: the run wrote every byte up to `at`, within the capacity.
         unsafe { self.out.set_len(run.at.offset_from(base) as usize) };
-        self.o.formatted_n(run.written);
+        // Each record the run took is one event written.
+        self.o.formatted_n((next - from) as u64);
         next
     }
 

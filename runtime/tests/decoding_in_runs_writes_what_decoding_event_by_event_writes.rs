@@ -108,14 +108,14 @@ fn sites(plain: usize) -> (Vec<&'static Site>, Vec<&'static Site>) {
     (plain_sites, other)
 }
 
-/// One thread's records: mostly nested plain slices, with `odd` per cent
-/// of events that are something else.
+/// One thread's records: mostly nested plain slices, with `case.odd` per
+/// cent of events that are something else (with payloads or without).
 fn stream(
     rng: &mut Rng,
     len: usize,
     plain: &[&'static Site],
     other: &[&'static Site],
-    odd: u64,
+    case: &Case,
 ) -> Vec<RawEvent> {
     let mut out = Vec::with_capacity(len);
     let mut open: Vec<&'static Site> = Vec::new();
@@ -128,8 +128,8 @@ fn stream(
             1 => ts + 2_000_000 + rng.below(1_000_000),
             _ => ts + rng.below(600),
         };
-        if rng.chance(odd) {
-            match rng.below(7) {
+        if rng.chance(case.odd) {
+            match rng.below(if case.payloads { 7 } else { 3 }) {
                 0 => out.push(RawEvent {
                     ts_ns: 0,
                     tagged_site: 0,
@@ -236,22 +236,33 @@ fn timebase(epoch: Epoch, tsc: bool) -> Timebase {
     t
 }
 
+/// One comparison: the random streams' seed, the per cent of events that
+/// leave the common case, the clock, the log format and whether any
+/// record is a payload (when not, the runs are decoded with
+/// `DecodeContext::payloads` false, as the runtime does).
+struct Case {
+    seed: u64,
+    odd: u64,
+    tsc: bool,
+    compact: bool,
+    payloads: bool,
+}
+
 /// Decodes `threads` (tid, records) into a fresh writer, batch by batch
 /// in a fixed interleaving, in runs (`batch`) or event by event; returns
 /// the file and the events written.
 fn write<W: Writer>(
     threads: &[(u32, Vec<RawEvent>)],
     cuts: &[usize],
-    tsc: bool,
-    compact: bool,
+    case: &Case,
     batch: bool,
 ) -> (Vec<u8>, u64) {
     let epoch = Epoch::new(1_000_000_000, 2_000_000_000_000_000_000);
     let mut w = W::start(epoch);
     w.process_name(4242, "batch-test");
     let mut cx = DecodeContext::new(epoch);
-    cx.time = timebase(epoch, tsc);
-    cx.compact = compact;
+    cx.time = timebase(epoch, case.tsc);
+    cx.compact = case.compact;
     let mut decoders: Vec<ThreadDecoder> = threads
         .iter()
         .map(|(tid, _)| ThreadDecoder::new(*tid))
@@ -273,7 +284,9 @@ fn write<W: Writer>(
             // SAFETY: every record's site is a leaked, immutable `Site`.
             unsafe {
                 if batch {
+                    cx.payloads = case.payloads;
                     w.runs(&mut decoders[i], batch_records, &mut cx);
+                    cx.payloads = true;
                 } else {
                     let mut next = 0;
                     while next < batch_records.len() {
@@ -294,66 +307,120 @@ fn write<W: Writer>(
 }
 
 /// Both formats, on the same random threads.
-fn check(seed: u64, odd: u64, tsc: bool, compact: bool) {
-    let mut rng = Rng(seed);
+fn check(case: Case) {
+    let mut rng = Rng(case.seed);
     let (plain, other) = sites(90);
     let threads: Vec<(u32, Vec<RawEvent>)> = (0..3u32)
         .map(|t| {
-            (
-                100 + t,
-                stream(&mut rng, 60_000 + t as usize * 7_000, &plain, &other, odd),
-            )
+            let len = 60_000 + t as usize * 7_000;
+            (100 + t, stream(&mut rng, len, &plain, &other, &case))
         })
         .collect();
+    if !case.payloads {
+        assert!(threads
+            .iter()
+            .all(|(_, r)| !r.iter().any(RawEvent::is_payload)));
+    }
     let cuts: Vec<usize> = (0..64).map(|_| 1 + rng.below(3_000) as usize).collect();
-    let case = format!("seed {seed:#x}, odd {odd}%, tsc {tsc}, compact {compact}");
-    compare::<PerfettoWriter<Vec<u8>>>(&threads, &cuts, tsc, compact, &format!("Perfetto, {case}"));
-    compare::<ChromeJsonWriter<Vec<u8>>>(&threads, &cuts, tsc, compact, &format!("JSON, {case}"));
+    compare::<PerfettoWriter<Vec<u8>>>(&threads, &cuts, &case, "Perfetto");
+    compare::<ChromeJsonWriter<Vec<u8>>>(&threads, &cuts, &case, "JSON");
 }
 
-fn compare<W: Writer>(
-    threads: &[(u32, Vec<RawEvent>)],
-    cuts: &[usize],
-    tsc: bool,
-    compact: bool,
-    case: &str,
-) {
-    let (batched, n_batched) = write::<W>(threads, cuts, tsc, compact, true);
-    let (reference, n_reference) = write::<W>(threads, cuts, tsc, compact, false);
+fn compare<W: Writer>(threads: &[(u32, Vec<RawEvent>)], cuts: &[usize], case: &Case, format: &str) {
+    let Case {
+        seed,
+        odd,
+        tsc,
+        compact,
+        payloads,
+    } = case;
+    let what = format!(
+        "{format}, seed {seed:#x}, odd {odd}%, tsc {tsc}, compact {compact}, payloads {payloads}"
+    );
+    let (batched, n_batched) = write::<W>(threads, cuts, case, true);
+    let (reference, n_reference) = write::<W>(threads, cuts, case, false);
     // A compact trace has one event per slice.
-    let least = if compact { 45_000 } else { 90_000 };
+    let least = if *compact { 45_000 } else { 90_000 };
     assert!(
         n_reference > least,
-        "too few events written: {n_reference} ({case})"
+        "too few events written: {n_reference} ({what})"
     );
-    assert_eq!(n_batched, n_reference, "events written ({case})");
-    assert_eq!(batched.len(), reference.len(), "trace length ({case})");
+    assert_eq!(n_batched, n_reference, "events written ({what})");
+    assert_eq!(batched.len(), reference.len(), "trace length ({what})");
     if let Some(at) = batched.iter().zip(&reference).position(|(a, b)| a != b) {
-        panic!("traces differ from byte {at} ({case})");
+        panic!("traces differ from byte {at} ({what})");
     }
 }
 
 #[test]
 fn plain_slices_only_with_the_tsc() {
-    check(0x9e37_79b9_7f4a_7c15, 0, true, false);
+    check(Case {
+        seed: 0x9e37_79b9_7f4a_7c15,
+        odd: 0,
+        tsc: true,
+        compact: false,
+        payloads: false,
+    });
 }
 
 #[test]
 fn a_few_odd_events_with_the_tsc() {
-    check(0x1234_5678_9abc_def1, 2, true, false);
+    check(Case {
+        seed: 0x1234_5678_9abc_def1,
+        odd: 2,
+        tsc: true,
+        compact: false,
+        payloads: true,
+    });
 }
 
 #[test]
 fn many_odd_events_with_the_tsc() {
-    check(0x0bad_cafe_f00d_d00d, 30, true, false);
+    check(Case {
+        seed: 0x0bad_cafe_f00d_d00d,
+        odd: 30,
+        tsc: true,
+        compact: false,
+        payloads: true,
+    });
+}
+
+#[test]
+fn odd_events_without_payloads_skip_the_look_for_one() {
+    check(Case {
+        seed: 0x0dd0_dd0d_d0dd_0dd0,
+        odd: 20,
+        tsc: true,
+        compact: false,
+        payloads: false,
+    });
 }
 
 #[test]
 fn odd_events_with_the_monotonic_clock() {
-    check(0x5eed_5eed_5eed_5eed, 5, false, false);
+    check(Case {
+        seed: 0x5eed_5eed_5eed_5eed,
+        odd: 5,
+        tsc: false,
+        compact: false,
+        payloads: true,
+    });
+    check(Case {
+        seed: 0x5eed_5eed_0000_0001,
+        odd: 5,
+        tsc: false,
+        compact: false,
+        payloads: false,
+    });
 }
 
 #[test]
 fn the_compact_format_takes_the_general_path() {
-    check(0x7777_1111_2222_3333, 5, true, true);
+    check(Case {
+        seed: 0x7777_1111_2222_3333,
+        odd: 5,
+        tsc: true,
+        compact: true,
+        payloads: true,
+    });
 }
