@@ -55,6 +55,16 @@
 //!   open-slice stack, so recursion gets one pair per call. Slices ended
 //!   without an exit record ([`ThreadDecoder::close_open`]) have no CPU
 //!   reading at their end and get no samples.
+//!
+//! Speed: most records are the common case of `around` (an enter, or the
+//! exit of the innermost open slice, at a site without a flow and with no
+//! payload). [`ThreadDecoder::plain_run`] takes runs of them in one loop
+//! and hands each to a [`SliceRun`] (a writer's begin and end); a leaf
+//! call's enter and exit, adjacent records, go together without touching
+//! the open-slice stack. Every other record goes through
+//! [`ThreadDecoder::decode_one`], which applies the rules above to any
+//! record, the common case included, so the two agree (a test compares
+//! their files byte for byte).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -665,7 +675,7 @@ impl ThreadDecoder {
     }
 
     /// Hands the longest run of `records` from index `from` that are the
-    /// common case of [`ThreadDecoder::plain_around`] (without payloads, at
+    /// common case of `plain_around` (without payloads, at
     /// an `around` site without a flow, an enter below [`MAX_OPEN_SLICES`]
     /// or an exit of the innermost open slice) and whose stamps convert
     /// without calibration work to `run`, one loop for all of them; returns
@@ -678,7 +688,7 @@ impl ThreadDecoder {
     /// # Safety
     /// As [`ThreadDecoder::decode`].
     #[inline(always)]
-    unsafe fn plain_run<const TSC: bool, const PAYLOADS: bool, R: SliceRun>(
+    pub unsafe fn plain_run<const TSC: bool, const PAYLOADS: bool, R: SliceRun>(
         &mut self,
         records: &[RawEvent],
         from: usize,

@@ -52,7 +52,10 @@
 //! whole packet of its slice end and of the begins of recent sites but for
 //! the timestamp's varint ([`Template`]: headers, body, sequence id, then
 //! the timestamp's tag), so such an event is two 16-byte stores, the
-//! varint and the packet's length.
+//! varint and the packet's length. Runs of them are written in one loop
+//! ([`PerfettoWriter::decode`] with the decoder's
+//! [`ThreadDecoder::plain_run`]), with the thread's sequence, the buffer's
+//! end and the sequence's clock held in locals for the run.
 //!
 //! Every packet is formatted whole in memory and blocks of whole packets
 //! go to the destination, so a file cut short by a kill holds a sequence of
