@@ -5,7 +5,8 @@
 # Usage: bash bench/writer_cost.sh [N]   N enter/exit pairs per thread (default 5000000)
 #
 # Environment:
-#   BENCH_RUNS  timed runs per variant; the table shows medians (default 3)
+#   BENCH_RUNS  rounds of timed runs, every variant once a round; the table
+#               shows medians (default 3)
 #   CG_PAIRS    pairs of the callgrind runs (default 200000)
 #
 # Builds the runtime (release) and bench/writer_cost.c against its static
@@ -14,7 +15,9 @@
 # log-format=array or perfetto and clock=monotonic or tsc. Timed runs give
 # ns/call (loop time per thread) and CPU ns/call (the process's user+system
 # time until its trace is complete, over all calls); bytes/event is the
-# trace's size over its events. Then each variant runs once under
+# trace's size over its events. The variants take turns within each round,
+# so their medians compare side by side; the throughput of 2 threads over
+# 1 follows the table. Then each variant runs once under
 # callgrind (--separate-threads=yes) with CG_PAIRS pairs on one thread:
 # instructions per call over all threads, on the recording thread, and per
 # event on all other threads (the writer thread, the final flush at exit,
@@ -53,25 +56,36 @@ variants=("floor|floor|-"
           "Perfetto, monotonic|trace|log-format=perfetto:clock=monotonic"
           "Perfetto, tsc|trace|log-format=perfetto:clock=tsc")
 
+# Rounds outermost: each round runs every variant on 1 and 2 threads in
+# turn, so that the machine's changing load falls on all of them alike and
+# the medians compare side by side.
+declare -A ns_of cpu_of bytes_of
+for ((r = 1; r <= runs; r++)); do
+    for t in 1 2; do
+        for v in "${variants[@]}"; do
+            IFS='|' read -r label mode opts <<<"$v"
+            echo "bench: $label, $t thread(s), round $r/$runs" >&2
+            rundir=$scratch/run && rm -rf "$rundir" && mkdir "$rundir"
+            line=$(cd "$rundir" && PERFFLOW_OPTIONS=${opts/#-/} "$bin" "$mode" "$t" "$n") || die "$label failed"
+            ns_of[$t|$label]+="$(field ns_per_call "$line") "
+            cpu_of[$t|$label]+="$(field cpu_ns_per_call "$line") "
+            if ((r == 1)) && [[ $mode == trace ]]; then
+                bytes_of[$t|$label]=$(cat "$rundir"/perfflow.* | wc -c)
+            fi
+        done
+    done
+done
+
 rows=()
-declare -A floor_ns floor_cpu
+declare -A floor_ns floor_cpu median_ns
 for t in 1 2; do
     for v in "${variants[@]}"; do
         IFS='|' read -r label mode opts <<<"$v"
-        ns=() cpu=() bytes=-
-        for ((r = 1; r <= runs; r++)); do
-            echo "bench: $label, $t thread(s), run $r/$runs" >&2
-            rundir=$scratch/run && rm -rf "$rundir" && mkdir "$rundir"
-            line=$(cd "$rundir" && PERFFLOW_OPTIONS=${opts/#-/} "$bin" "$mode" "$t" "$n") || die "$label failed"
-            ns+=("$(field ns_per_call "$line")")
-            cpu+=("$(field cpu_ns_per_call "$line")")
-            if ((r == 1)) && [[ $mode == trace ]]; then
-                bytes=$(cat "$rundir"/perfflow.* | wc -c)
-            fi
-        done
-        m_ns=$(median "${ns[@]}") m_cpu=$(median "${cpu[@]}")
+        # shellcheck disable=SC2086 # the runs' figures, one word each
+        m_ns=$(median ${ns_of[$t|$label]}) m_cpu=$(median ${cpu_of[$t|$label]})
+        median_ns[$t|$label]=$m_ns
         if [[ $mode == floor ]]; then floor_ns[$t]=$m_ns floor_cpu[$t]=$m_cpu; fi
-        per_event=-
+        bytes=${bytes_of[$t|$label]:--} per_event=-
         [[ $bytes != - ]] && per_event=$(awk -v b="$bytes" -v e=$((2 * n * t)) 'BEGIN { printf "%.1f", b / e }')
         rows+=("$label|$t|$m_ns|$m_cpu|$per_event")
     done
@@ -106,7 +120,7 @@ echo
 echo "date:     $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "command:  ${BENCH_RUNS:+BENCH_RUNS=$BENCH_RUNS }${CG_PAIRS:+CG_PAIRS=$CG_PAIRS }bash bench/writer_cost.sh${1:+ $1}"
 echo "machine:  $(nproc) CPUs, ${model:-unknown CPU}, Linux $(uname -r)"
-echo "calls:    N = $n pairs per thread, median of $runs runs; callgrind: $cg_pairs pairs, 1 thread"
+echo "calls:    N = $n pairs per thread, median of $runs rounds (variants interleaved); callgrind: $cg_pairs pairs, 1 thread"
 echo
 echo "| variant | threads | ns/call | x floor | CPU ns/call | x floor CPU | instr/call (all threads) | instr/call (recording thread) | writer instr/event | bytes/event |"
 echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
@@ -118,6 +132,13 @@ for row in "${rows[@]}"; do
     awk -v l="$label" -v t="$t" -v ns="$ns" -v cpu="$cpu" -v fn="${floor_ns[$t]}" -v fc="${floor_cpu[$t]}" \
         -v a="$a" -v b="$b" -v c="$c" -v pe="$per_event" \
         'BEGIN { printf "| %s | %d | %.1f | %.2fx | %.1f | %.2fx | %s | %s | %s | %s |\n", l, t, ns, ns / fn, cpu, cpu / fc, a, b, c, pe }'
+done
+echo
+echo "throughput of 2 threads over 1 (2 x ns/call on 1 thread / ns/call on 2):"
+for v in "${variants[@]}"; do
+    IFS='|' read -r label mode opts <<<"$v"
+    awk -v l="$label" -v a="${median_ns[1|$label]}" -v b="${median_ns[2|$label]}" \
+        'BEGIN { printf "  %s: %.2fx\n", l, 2 * a / b }'
 done
 echo
 echo "ns/call: loop time per call of each thread; CPU ns/call: process CPU until the trace is complete / all calls."
