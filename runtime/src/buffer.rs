@@ -1735,6 +1735,9 @@ extern "C" fn fork_child() {
         let own = LOCAL.try_with(|l| l.buf.get()).unwrap_or(ptr::null_mut());
         let own_slot = reg.slots.iter().position(|s| s.buf.as_ptr() == own);
         let own_id = own_slot.map(|i| reg.slots[i].id);
+        // Whatever a batch interrupted by a panic left there: these records
+        // may hold payloads.
+        out.cx.payloads = true;
         // Learn which slices the forking thread is inside of, without
         // writing anything: its queued chunks in order, then its live one.
         for full in std::mem::take(&mut reg.queue) {

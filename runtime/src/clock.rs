@@ -319,7 +319,7 @@ pub struct Timebase {
 
 /// Ticks `from..from + span` convert to `epoch_ns + (tick - from) * mult`,
 /// the product rounded from 32.32 fixed point (and within 64 bits, see
-/// [`Fast::most_ticks`]). Empty (`span == 0`) when no
+/// [`Fast::window`]). Empty (`span == 0`) when no
 /// segment is cached. A span rather than an end, so that a tick is tested
 /// with one comparison of the `tick - from` the conversion needs anyway.
 #[derive(Debug, Clone, Copy, Default)]
@@ -328,17 +328,49 @@ struct Fast {
     span: u64,
     epoch_ns: u64,
     mult: u64,
+    /// What the product is rounded with: the half, plus the fraction of a
+    /// ns that `from` lies past the segment's first point.
+    round: u64,
 }
 
+/// Largest [`Fast::round`]: a fraction below 1 plus the half.
+const MAX_ROUND: u64 = (1 << MULT_SHIFT) - 1 + (1 << (MULT_SHIFT - 1));
+
 impl Fast {
-    /// Most ticks a segment of slope `mult` converts in 64-bit arithmetic:
-    /// `ticks * mult` plus the half for rounding stays below 2^64 (about
-    /// 4 s of ticks at 0.4 ns a tick). A stamp further on takes the slow
-    /// path, which computes the same value in 128 bits.
+    /// The window of segment `seg` from tick `from` (at or after the
+    /// segment's first point) to the newest point: it converts a tick as
+    /// [`Timebase::to_mono_ns`] does, `seg.mono_ns + ((tick - seg.tsc) *
+    /// mult + half) >> MULT_SHIFT`, split at `from` into a whole part
+    /// (in `epoch_ns`) and a fraction (in `round`), all in 64 bits.
+    fn window(seg: Segment, from: u64, newest_tsc: u64, epoch: Epoch) -> Fast {
+        let ahead = u128::from(from - seg.tsc) * u128::from(seg.mult);
+        let fraction = (ahead as u64) & ((1 << MULT_SHIFT) - 1);
+        let whole = u64::try_from(ahead >> MULT_SHIFT)
+            .ok()
+            .and_then(|w| seg.mono_ns.checked_add(w));
+        let Some(mono_ns) = whole else {
+            // Beyond any real clock: the slow path clamps.
+            return Fast::default();
+        };
+        Fast {
+            from,
+            span: seg
+                .to
+                .min(newest_tsc)
+                .saturating_sub(from)
+                .min(Fast::most_ticks(seg.mult)),
+            epoch_ns: epoch.to_epoch_ns(mono_ns),
+            mult: seg.mult,
+            round: fraction + (1 << (MULT_SHIFT - 1)),
+        }
+    }
+
+    /// Most ticks a window of slope `mult` converts in 64-bit arithmetic:
+    /// `ticks * mult + round` stays below 2^64 (about 4 s of ticks at 0.4
+    /// ns a tick). A stamp further on takes the slow path, which moves the
+    /// window there.
     fn most_ticks(mult: u64) -> u64 {
-        (u64::MAX - (1 << (MULT_SHIFT - 1)))
-            .checked_div(mult)
-            .unwrap_or(u64::MAX)
+        (u64::MAX - MAX_ROUND).checked_div(mult).unwrap_or(u64::MAX)
     }
 }
 
@@ -494,20 +526,16 @@ impl Timebase {
             _ => {
                 let seg = self.segment(stamp);
                 self.cached = Some(seg);
-                let from = seg.from.max(seg.tsc);
-                self.fast = Fast {
-                    from,
-                    span: seg
-                        .to
-                        .min(self.newest_tsc)
-                        .saturating_sub(from)
-                        .min(Fast::most_ticks(seg.mult)),
-                    epoch_ns: self.epoch.to_epoch_ns(seg.mono_ns),
-                    mult: seg.mult,
-                };
+                self.fast = Fast::window(seg, seg.from.max(seg.tsc), self.newest_tsc, self.epoch);
                 seg
             }
         };
+        // Past the fast window of its segment (a long one, cut at
+        // `Fast::most_ticks`): the window moves to start at this stamp, so
+        // that the stamps after it convert quickly again.
+        if stamp >= seg.tsc && stamp.wrapping_sub(self.fast.from) >= self.fast.span {
+            self.fast = Fast::window(seg, stamp, self.newest_tsc, self.epoch);
+        }
         // Signed: a stamp before the first point is extrapolated back.
         let delta = i128::from(stamp) - i128::from(seg.tsc);
         let half = 1i128 << (MULT_SHIFT - 1);
@@ -544,8 +572,8 @@ impl Timebase {
         if ticks < f.span {
             // As `to_mono_ns` computes it (no clamp can apply: the stamp is
             // at or after the segment's first point), moved to the epoch.
-            // In 64 bits: `span` keeps the product and the half below 2^64.
-            let scaled = (ticks * f.mult + (1 << (MULT_SHIFT - 1))) >> MULT_SHIFT;
+            // In 64 bits: `span` keeps the sum below 2^64.
+            let scaled = (ticks * f.mult + f.round) >> MULT_SHIFT;
             return Some(f.epoch_ns.wrapping_add(scaled));
         }
         None
@@ -705,30 +733,37 @@ mod tests {
             });
             ticks.push(tick);
         }
-        let (mut quick, mut checked) = (0, 0);
         for _ in 0..200_000 {
             // A segment, then a tick in it.
             let i = (next() % 200) as usize;
             let stamp = ticks[i] + next() % (ticks[i + 1] - ticks[i]);
-            // The full computation in 128 bits, moved to the epoch.
+            // The full computation in 128 bits, moved to the epoch; it
+            // leaves a fast window that holds the stamp.
             let mono = t.to_mono_ns(stamp);
             let full = t.epoch.to_epoch_ns(mono);
-            // `to_mono_ns` cached the stamp's segment.
-            if let Some(fast) = t.quick_epoch_ns::<true>(stamp) {
-                assert_eq!(fast, full, "stamp {stamp}");
-                quick += 1;
-            }
+            assert_eq!(t.quick_epoch_ns::<true>(stamp), Some(full), "stamp {stamp}");
             assert_eq!(t.to_epoch_ns(stamp), full, "stamp {stamp}");
-            checked += 1;
         }
-        assert!(
-            quick > checked / 2,
-            "{quick} of {checked} converted quickly"
-        );
-        assert!(
-            quick < checked,
-            "every stamp converted quickly: no long segment was cut"
-        );
+        // A long segment is cut: from its first tick the window does not
+        // reach its middle. A stamp there moves the window, and the stamps
+        // after it convert quickly, to the same values.
+        for i in (0..200).step_by(10) {
+            let middle = ticks[i] + (ticks[i + 1] - ticks[i]) / 2;
+            t.to_epoch_ns(ticks[i]);
+            assert!(t.quick_epoch_ns::<true>(ticks[i] + 1_000).is_some());
+            assert_eq!(
+                t.quick_epoch_ns::<true>(middle),
+                None,
+                "segment {i} not cut"
+            );
+            t.to_epoch_ns(middle);
+            for k in 0..1_000u64 {
+                let stamp = middle + k * 997;
+                let fast = t.quick_epoch_ns::<true>(stamp);
+                let mono = t.to_mono_ns(stamp);
+                assert_eq!(fast, Some(t.epoch.to_epoch_ns(mono)), "stamp {stamp}");
+            }
+        }
     }
 
     #[test]

@@ -696,7 +696,9 @@ impl ThreadDecoder {
         run: &mut R,
     ) -> usize {
         // The open-slice stack in locals: the run writes within the
-        // capacity it has and sets the length once.
+        // capacity it has and sets the length once, at the end (a writer
+        // that panicked in `run` would leave the stack as it was before
+        // the run, which is safe; no writer's begin or end panics).
         let stack = self.open.as_mut_ptr();
         let room = self.open.capacity().min(MAX_OPEN_SLICES);
         let mut depth = self.open.len();
