@@ -673,6 +673,9 @@ pub fn fit(points: impl Iterator<Item = Point> + Clone) -> Option<Fit> {
 
 #[cfg(test)]
 mod tests {
+    use rand::rngs::ChaCha8Rng;
+    use rand::{RngExt, SeedableRng};
+
     use super::*;
 
     #[test]
@@ -711,13 +714,8 @@ mod tests {
         // 64-bit conversion covers only their start (`Fast::most_ticks`).
         let mut t = Timebase::tsc(Epoch::new(7, 1_000_000), Point { tsc: 0, mono_ns: 0 });
         let (mut tick, mut ns) = (0u64, 0u64);
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(0x2545_f491_4f6c_dd1d);
+        let mut next = || rng.random::<u64>();
         let mut ticks = vec![0];
         for i in 0..200u64 {
             let dt = if i % 10 == 0 {

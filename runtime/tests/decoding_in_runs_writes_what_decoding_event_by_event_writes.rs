@@ -12,6 +12,9 @@
 
 use std::ffi::CString;
 
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
 use perfflow_runtime::clock::{Epoch, Point, Timebase};
 use perfflow_runtime::decode::{DecodeContext, ThreadDecoder};
 use perfflow_runtime::event::{Kind, Payload, RawEvent};
@@ -58,18 +61,12 @@ impl Writer for ChromeJsonWriter<Vec<u8>> {
     }
 }
 
-/// xorshift64*: a fixed stream of test choices.
-struct Rng(u64);
+/// A fixed stream of test choices from a seed.
+struct Rng(ChaCha8Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.random_range(0..n)
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
@@ -308,7 +305,7 @@ fn write<W: Writer>(
 
 /// Both formats, on the same random threads.
 fn check(case: Case) {
-    let mut rng = Rng(case.seed);
+    let mut rng = Rng(ChaCha8Rng::seed_from_u64(case.seed));
     let (plain, other) = sites(90);
     let threads: Vec<(u32, Vec<RawEvent>)> = (0..3u32)
         .map(|t| {
