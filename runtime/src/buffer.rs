@@ -2,18 +2,19 @@
 //!
 //! # Concurrency protocol
 //!
-//! Each thread owns one [`ThreadBuffer`]: a pointer to its current chunk of
-//! [`CHUNK_RECORDS`] raw records and a published length `len`. Two locks
+//! Each thread owns one [`ThreadBuffer`]: its current chunk of
+//! [`CHUNK_RECORDS`] raw records and a published length `len`, held as the
+//! pointers `end` (one past the chunk) and `at` (the slot `len`). Two locks
 //! guard the rest: the *output lock* (trace file, decoders) and the
 //! *registry lock* (live threads, queue of full chunks, spare chunks). The
 //! output lock is always taken first when both are held, and the registry
 //! lock is only held for bookkeeping, never while formatting a queued chunk.
 //!
-//! * **Record (hot path, owner thread only).** Read `len` (Relaxed: only the
-//!   owner ever changes it outside the lock), write the record at index
-//!   `len` of the current chunk, then store `len + 1` with **Release** (an
-//!   event with a payload record writes both, then stores `len + 2`). No
-//!   lock, no allocation, no system call, no string work.
+//! * **Record (hot path, owner thread only).** Read `at` (Relaxed: only the
+//!   owner ever changes it outside the lock), compare it with `end`, write
+//!   the record there, then store `at + 1` with **Release** (an event with a
+//!   payload record writes both, then stores `at + 2`). No lock, no
+//!   allocation, no system call, no string work.
 //! * **First event of a thread (cold).** Allocate a buffer and chunk, read
 //!   the kernel thread id, and register a [`Slot`] under the registry lock.
 //!   The first event of the process also starts the runtime: clock pairing,
@@ -67,8 +68,9 @@
 //! per-thread `busy` flag turns re-entry (an event recorded from inside the
 //! runtime's own cold path, e.g. through a woven allocator, or on the
 //! runtime's own threads) into a dropped event instead of a self-deadlock.
-//! A per-thread `pushing` flag, set around the hot path's timestamp, read
-//! and publication of `len` with compiler fences only, does the same for an
+//! A per-thread `PUSHING` flag (a bit of the thread's gate byte), set around
+//! the hot path's timestamp, read and publication of `len` with compiler
+//! fences only, does the same for an
 //! event recorded by a signal handler that interrupted the hot path on the
 //! same thread (it would otherwise overwrite the interrupted record, or
 //! land before a record stamped earlier); the cold paths run with signals
@@ -174,7 +176,7 @@ fn count_after_finish() {
     for slot in reg.slots.iter_mut() {
         // SAFETY: registered buffers are live.
         let b = unsafe { slot.buf.as_ref() };
-        let len = b.len.load(Ordering::Acquire);
+        let len = b.len(Ordering::Acquire);
         if len > slot.drained {
             // SAFETY: published up to `len` (Acquire above); the chunk is
             // replaced only under the registry lock, held here.
@@ -258,43 +260,77 @@ impl Chunk {
     }
 }
 
-/// One thread's current chunk and its published length.
+/// One thread's current chunk and its published length, kept as two
+/// pointers so that the hot path's store is a compare, two stores and an
+/// add: `at`, the next free slot, and `end`, one past the chunk's last slot.
 pub(crate) struct ThreadBuffer {
-    /// The chunk being filled. Replaced only by the owner thread, under the
-    /// registry lock; read by others only under that lock.
-    chunk: AtomicPtr<RawEvent>,
-    /// Records published in the chunk (see the protocol above).
-    len: AtomicUsize,
+    /// One past the last slot of the chunk being filled. Replaced only by
+    /// the owner thread, under the registry lock; read by others only under
+    /// that lock.
+    end: AtomicPtr<RawEvent>,
+    /// The next free slot of the chunk: the records below it are published
+    /// (see the protocol above).
+    at: AtomicPtr<RawEvent>,
 }
 
 impl ThreadBuffer {
     /// Allocates a buffer around `chunk`.
     fn allocate(chunk: Chunk) -> Option<NonNull<ThreadBuffer>> {
+        let start = chunk.0.as_ptr();
         let buf = Box::new(ThreadBuffer {
-            chunk: AtomicPtr::new(chunk.0.as_ptr()),
-            len: AtomicUsize::new(0),
+            // SAFETY: one past the end of the chunk's allocation.
+            end: AtomicPtr::new(unsafe { start.add(CHUNK_RECORDS) }),
+            at: AtomicPtr::new(start),
         });
         NonNull::new(Box::into_raw(buf))
     }
 
     fn chunk(&self) -> Chunk {
-        // The pointer is never null: set from an allocated chunk and only
-        // replaced by other allocated chunks.
-        Chunk(NonNull::new(self.chunk.load(Ordering::Relaxed)).unwrap_or(NonNull::dangling()))
+        // `end` is never null: set one past an allocated chunk and only
+        // replaced by others of the same kind.
+        let start = self.end.load(Ordering::Relaxed).wrapping_sub(CHUNK_RECORDS);
+        Chunk(NonNull::new(start).unwrap_or(NonNull::dangling()))
+    }
+
+    /// Records published in the chunk, `at` read with `order` (Acquire to
+    /// read them from another thread, under the registry lock).
+    fn len(&self, order: Ordering) -> usize {
+        let at = self.at.load(order) as usize;
+        let start = self.chunk().0.as_ptr() as usize;
+        at.wrapping_sub(start) / std::mem::size_of::<RawEvent>()
+    }
+
+    /// Sets the published length to `n` (at most [`CHUNK_RECORDS`]; owner
+    /// thread, or the forking thread in the child).
+    fn set_len(&self, n: usize) {
+        let start = self.chunk().0.as_ptr();
+        self.at
+            .store(start.wrapping_add(n.min(CHUNK_RECORDS)), Ordering::Relaxed);
+    }
+
+    /// Makes `fresh` the chunk being filled, empty (owner thread, under the
+    /// registry lock).
+    fn replace_chunk(&self, fresh: Chunk) {
+        let start = fresh.0.as_ptr();
+        self.end
+            .store(start.wrapping_add(CHUNK_RECORDS), Ordering::Relaxed);
+        self.at.store(start, Ordering::Relaxed);
     }
 
     /// Appends one record if there is room (owner thread only).
     #[inline(always)]
     fn push(&self, ev: RawEvent) -> bool {
-        let n = self.len.load(Ordering::Relaxed);
-        if n >= CHUNK_RECORDS {
+        let at = self.at.load(Ordering::Relaxed);
+        if at >= self.end.load(Ordering::Relaxed) {
             return false;
         }
-        // SAFETY: `n < CHUNK_RECORDS`, so the slot is inside the chunk; it
+        // SAFETY: `at` is below `end`, so the slot is inside the chunk; it
         // is above the published length, so no other thread reads it. Only
-        // this thread replaces the chunk pointer.
-        unsafe { self.chunk.load(Ordering::Relaxed).add(n).write(ev) };
-        self.len.store(n + 1, Ordering::Release);
+        // this thread replaces the chunk.
+        unsafe {
+            at.write(ev);
+            self.at.store(at.add(1), Ordering::Release);
+        }
         true
     }
 
@@ -303,8 +339,10 @@ impl ThreadBuffer {
     /// neither, and a chunk never ends between them.
     #[inline(always)]
     fn push_pair(&self, ev: RawEvent, payload: RawEvent) -> bool {
-        let n = self.len.load(Ordering::Relaxed);
-        if n + 2 > CHUNK_RECORDS {
+        let at = self.at.load(Ordering::Relaxed);
+        if self.end.load(Ordering::Relaxed) as usize - (at as usize)
+            < 2 * std::mem::size_of::<RawEvent>()
+        {
             return false;
         }
         // Before the records, so that whoever sees them (after the Release
@@ -312,15 +350,14 @@ impl ThreadBuffer {
         if !PAYLOADS_RECORDED.load(Ordering::Relaxed) {
             PAYLOADS_RECORDED.store(true, Ordering::Relaxed);
         }
-        // SAFETY: `n + 2 <= CHUNK_RECORDS`, so both slots are inside the
+        // SAFETY: two slots are free below `end`, so both are inside the
         // chunk; they are above the published length, so no other thread
         // reads them.
         unsafe {
-            let at = self.chunk.load(Ordering::Relaxed).add(n);
             at.write(ev);
             at.add(1).write(payload);
+            self.at.store(at.add(2), Ordering::Release);
         }
-        self.len.store(n + 2, Ordering::Release);
         true
     }
 }
@@ -330,24 +367,63 @@ impl ThreadBuffer {
 /// for one (see [`DecodeContext::payloads`]).
 static PAYLOADS_RECORDED: AtomicBool = AtomicBool::new(false);
 
+/// [`Local::gate`]: set while the hot path of this thread is between
+/// taking an event's timestamp and publishing it. An event recorded then
+/// can only come from a signal handler that interrupted it, and is dropped
+/// and counted (see [`Local::push`]).
+const PUSHING: u8 = 1;
+/// [`Local::gate`]: the thread has no buffer (before its first event, in a
+/// vfork child, or after its thread-locals are gone).
+const NO_BUFFER: u8 = 2;
+/// [`Local::gate`]: an event needs more than a TSC stamp and a store (see
+/// [`PLAIN_TSC`]).
+const NOT_PLAIN_TSC: u8 = 4;
+
 /// This thread's handle on its buffer.
 struct Local {
+    /// Changed only through [`Local::set_buf`], which keeps `gate` in step.
     buf: Cell<*mut ThreadBuffer>,
     /// Set while this thread runs a cold path of the runtime (and for the
     /// whole life of the runtime's own threads).
     busy: Cell<bool>,
-    /// Set while the hot path of this thread is between taking an event's
-    /// timestamp and publishing `len`: an event recorded then can only come
-    /// from a signal handler that interrupted it, and is dropped and counted
-    /// (see [`Local::push`]).
-    pushing: Cell<bool>,
+    /// [`PUSHING`], [`NO_BUFFER`] and [`NOT_PLAIN_TSC`]. Zero when the next
+    /// event takes the common case, which then tests this one byte (see
+    /// [`record`]). Only this thread changes it; a signal handler on this
+    /// thread that records leaves it as it found it.
+    gate: Cell<u8>,
 }
 
 impl Local {
+    /// Makes `buf` (null for none) this thread's buffer.
+    fn set_buf(&self, buf: *mut ThreadBuffer) {
+        self.buf.set(buf);
+        let gate = if buf.is_null() {
+            self.gate.get() | NO_BUFFER
+        } else if PLAIN_TSC.load(Ordering::Relaxed) {
+            self.gate.get() & PUSHING
+        } else {
+            (self.gate.get() & PUSHING) | NOT_PLAIN_TSC
+        };
+        self.gate.set(gate);
+    }
+
+    /// Takes this thread's buffer away; returns it (null for none).
+    fn take_buf(&self) -> *mut ThreadBuffer {
+        let buf = self.buf.get();
+        self.set_buf(ptr::null_mut());
+        buf
+    }
+
+    fn set_pushing(&self, on: bool) {
+        let gate = self.gate.get();
+        self.gate
+            .set(if on { gate | PUSHING } else { gate & !PUSHING });
+    }
+
     /// Stores one event at `site` (and its payload) in `b`, this thread's
     /// buffer, its timestamp and payload taken by `stamp` once the store is
     /// guarded. Returns `Err` with what `stamp` took when the chunk is full
-    /// (nothing was stored); `pushing` then stays set, and [`record_slow`]
+    /// (nothing was stored); [`PUSHING`] then stays set, and [`record_slow`]
     /// clears it once `busy` guards instead.
     ///
     /// Safe against a signal handler on this thread that records while it
@@ -367,11 +443,11 @@ impl Local {
         kind: Kind,
         stamp: impl FnOnce() -> (u64, Option<RawEvent>),
     ) -> Result<(), (u64, Option<RawEvent>)> {
-        if self.pushing.get() {
+        if self.gate.get() & PUSHING != 0 {
             drop_events(1);
             return Ok(());
         }
-        self.pushing.set(true);
+        self.set_pushing(true);
         compiler_fence(Ordering::SeqCst);
         let (ts, payload) = stamp();
         let ev = RawEvent::new(ts, site, kind);
@@ -383,7 +459,7 @@ impl Local {
             return Err((ts, payload));
         }
         compiler_fence(Ordering::SeqCst);
-        self.pushing.set(false);
+        self.set_pushing(false);
         Ok(())
     }
 }
@@ -395,7 +471,7 @@ thread_local! {
         Local {
             buf: Cell::new(ptr::null_mut()),
             busy: Cell::new(false),
-            pushing: Cell::new(false),
+            gate: Cell::new(NO_BUFFER | NOT_PLAIN_TSC),
         }
     };
 }
@@ -411,7 +487,7 @@ impl Drop for LocalGuard {
             // `busy` stays set: what the thread records from now on (in
             // other thread-locals' destructors) is dropped and counted.
             local.busy.set(true);
-            if let Some(buf) = NonNull::new(local.buf.replace(ptr::null_mut())) {
+            if let Some(buf) = NonNull::new(local.take_buf()) {
                 let _ = catch_unwind(AssertUnwindSafe(|| retire(buf)));
             }
         });
@@ -1041,7 +1117,7 @@ impl Runtime {
             start_writer();
             reg = self.registry();
         }
-        let len = b.len.load(Ordering::Relaxed);
+        let len = b.len(Ordering::Relaxed);
         let index = reg.slot_of(buf);
         let late = reg.closing && index.is_some_and(|i| reg.slots[i].late_chunk);
         let Some(index) = index.filter(|_| !reg.finished && !late) else {
@@ -1051,7 +1127,7 @@ impl Runtime {
             if let Some(i) = index {
                 reg.slots[i].drained = 0;
             }
-            b.len.store(0, Ordering::Relaxed);
+            b.set_len(0);
             return;
         };
         let Some(fresh) = reg.fresh_chunk() else {
@@ -1060,7 +1136,7 @@ impl Runtime {
             // SAFETY: as above.
             drop_events(events_in(unsafe { b.chunk().records(drained, len) }));
             reg.slots[index].drained = 0;
-            b.len.store(0, Ordering::Relaxed);
+            b.set_len(0);
             return;
         };
         let closing = reg.closing;
@@ -1078,8 +1154,7 @@ impl Runtime {
         slot.drained = 0;
         // Swapped under the lock: a flush reads the chunk pointer and the
         // length only under it.
-        b.chunk.store(fresh.0.as_ptr(), Ordering::Relaxed);
-        b.len.store(0, Ordering::Relaxed);
+        b.replace_chunk(fresh);
         reg.queue.push_back(full);
         let mut help = false;
         if closing {
@@ -1214,7 +1289,7 @@ impl Runtime {
                 };
                 // SAFETY: registered buffers are live.
                 let b = unsafe { slot.buf.as_ref() };
-                let len = b.len.load(Ordering::Acquire);
+                let len = b.len(Ordering::Acquire);
                 if len <= slot.drained {
                     continue;
                 }
@@ -1342,7 +1417,7 @@ fn finish_before(deadline: Option<Instant>) {
             for slot in &mut reg.slots {
                 // SAFETY: registered buffers are live.
                 let b = unsafe { slot.buf.as_ref() };
-                slot.cut = Some((b.chunk(), b.len.load(Ordering::Acquire)));
+                slot.cut = Some((b.chunk(), b.len(Ordering::Acquire)));
             }
         }
     }
@@ -1394,7 +1469,7 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         let slot = &reg.slots[index];
         // SAFETY: registered buffers are live.
         let b = unsafe { slot.buf.as_ref() };
-        let len = b.len.load(Ordering::Acquire);
+        let len = b.len(Ordering::Acquire);
         // Read after the length: every record below it is stamped earlier,
         // so the slices closed here never end before they began.
         let now = clock::stamp();
@@ -1492,7 +1567,7 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     let help = match reg.slot_of(buf) {
         Some(index) => {
             let slot = reg.slots.swap_remove(index);
-            let len = b.len.load(Ordering::Relaxed);
+            let len = b.len(Ordering::Relaxed);
             if reg.finished {
                 // SAFETY: this thread's own chunk, written by it up to `len`.
                 drop_events(events_in(unsafe { b.chunk().records(slot.drained, len) }));
@@ -1578,7 +1653,7 @@ pub(crate) extern "C" fn vfork_child() {
     VFORK.with(|v| {
         v.child.set(true);
         if v.has_buffer.get() {
-            let _ = LOCAL.try_with(|l| v.hidden.set(l.buf.replace(ptr::null_mut())));
+            let _ = LOCAL.try_with(|l| v.hidden.set(l.take_buf()));
         }
     });
 }
@@ -1590,7 +1665,7 @@ pub(crate) extern "C" fn vfork_parent() {
         if v.child.replace(false) {
             let hidden = v.hidden.replace(ptr::null_mut());
             if !hidden.is_null() {
-                let _ = LOCAL.try_with(|l| l.buf.set(hidden));
+                let _ = LOCAL.try_with(|l| l.set_buf(hidden));
             }
         }
     });
@@ -1763,7 +1838,7 @@ extern "C" fn fork_child() {
             // SAFETY: the forking thread's own buffer, published up to its
             // current length.
             let b = unsafe { slot.buf.as_ref() };
-            let len = b.len.load(Ordering::Relaxed);
+            let len = b.len(Ordering::Relaxed);
             let decoder = out
                 .decoders
                 .entry(slot.id)
@@ -1781,7 +1856,7 @@ extern "C" fn fork_child() {
             // The chunk reads as full and drained: the thread's next event
             // takes the cold path, which creates the child's file.
             slot.drained = CHUNK_RECORDS;
-            b.len.store(CHUNK_RECORDS, Ordering::Relaxed);
+            b.set_len(CHUNK_RECORDS);
         }
         // Other threads do not exist in the child: their slots and decoders
         // go, and their buffers are freed (their records are the parent's).
@@ -1840,10 +1915,10 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
         return;
     }
     // `busy` now keeps a signal handler on this thread out, in place of the
-    // `pushing` a full chunk left set (see `Local::push`).
+    // `PUSHING` a full chunk left set (see `Local::push`).
     let was_busy = local.busy.replace(true);
     compiler_fence(Ordering::SeqCst);
-    local.pushing.set(false);
+    local.set_pushing(false);
     if was_busy {
         drop_events(1);
         return;
@@ -1865,7 +1940,7 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
                 // thread-locals are being destroyed gets no buffer.
                 GUARD.try_with(|_| ()).ok()?;
                 let buf = rt.register()?;
-                local.buf.set(buf.as_ptr());
+                local.set_buf(buf.as_ptr());
                 VFORK.with(|v| v.has_buffer.set(true));
                 buf
             }
@@ -1906,19 +1981,34 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
 /// outside. With `cpu-mem-usage` the event goes through [`record_usage`]
 /// instead.
 ///
-/// The common case, [`PLAIN_TSC`], is tested first with one load, and inlines
-/// into the C entry points; every other case is [`record_any`], out of line.
+/// The common case (the thread has a buffer, no store of its is
+/// interrupted, and [`PLAIN_TSC`]) is one test of the thread's
+/// [`Local::gate`], and inlines into the C entry points with the TSC read
+/// and the store; every other case is [`record_any`], out of line.
 #[inline(always)]
 fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
-    if PLAIN_TSC.load(Ordering::Relaxed) {
-        record_plain::<STAMP_FIRST, true>(site, kind);
-    } else {
+    // The closure only takes the address, so it inlines whatever follows.
+    let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
+        drop_events(1);
+        return;
+    };
+    // SAFETY: `LOCAL` has no destructor, so its storage stays valid for as
+    // long as this thread runs, past the closure above.
+    let local = unsafe { &*local };
+    if local.gate.get() != 0 {
         record_any::<STAMP_FIRST>(site, kind);
+        return;
     }
+    // As `Local::push` does it.
+    local.gate.set(PUSHING);
+    compiler_fence(Ordering::SeqCst);
+    let ts = clock::rdtsc();
+    store_plain::<STAMP_FIRST>(local, site, kind, ts, 0);
 }
 
-/// [`record`] before the runtime has started, with tracing off, with
-/// `cpu-mem-usage` or with the monotonic clock.
+/// [`record`] before the thread's first event, with tracing off, with
+/// `cpu-mem-usage`, with the monotonic clock, or from a signal handler
+/// that interrupted a store.
 #[inline(never)]
 fn record_any<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     if !ENABLED.load(Ordering::Relaxed) {
@@ -1928,46 +2018,56 @@ fn record_any<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         record_usage(site, kind);
         return;
     }
-    record_plain::<STAMP_FIRST, false>(site, kind);
+    record_plain::<STAMP_FIRST>(site, kind);
 }
 
 /// [`record_extra`] of an event with nothing after it, written out without
-/// closures so that all of it inlines into the C entry points: the common
-/// case (a buffer with room, no signal handler interrupted) is a
-/// thread-local read, the flag stores, the clock read and the store. Any
-/// other case goes to [`record_extra`], out of line.
-///
-/// `TSC`: the clock is known to be the TSC (see [`PLAIN_TSC`]), so the stamp
-/// is read without testing the clock's mode.
+/// closures: the common case (a buffer with room, no signal handler
+/// interrupted) is a thread-local read, the flag stores, the clock read
+/// and the store. Any other case goes to [`record_extra`], out of line.
 #[inline(always)]
-fn record_plain<const STAMP_FIRST: bool, const TSC: bool>(site: *const Site, kind: Kind) {
+fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
     let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
         drop_events(1);
         return;
     };
-    // SAFETY: `LOCAL` has no destructor, so its storage stays valid for as
-    // long as this thread runs, past the closure above.
+    // SAFETY: as in `record`.
     let local = unsafe { &*local };
-    let buf = local.buf.get();
-    if buf.is_null() || local.pushing.get() {
+    let gate = local.gate.get();
+    if gate & (NO_BUFFER | PUSHING) != 0 {
         record_plain_cold::<STAMP_FIRST>(site, kind);
         return;
     }
     // As `Local::push` does it.
-    local.pushing.set(true);
+    local.gate.set(gate | PUSHING);
     compiler_fence(Ordering::SeqCst);
-    let ts = if TSC { clock::rdtsc() } else { clock::stamp() };
-    // SAFETY: a non-null handle points to this thread's buffer, which is
-    // freed only by this thread's `LocalGuard` destructor.
-    if unsafe { &*buf }.push(RawEvent::new(ts, site, kind)) {
+    let ts = clock::stamp();
+    store_plain::<STAMP_FIRST>(local, site, kind, ts, gate);
+}
+
+/// Stores the event at `site` stamped `ts` in this thread's buffer, which
+/// `local` has (its gate, [`PUSHING`] now set, was `gate` before), and
+/// puts the gate back; when the chunk is full, goes to
+/// [`record_plain_full`] instead.
+#[inline(always)]
+fn store_plain<const STAMP_FIRST: bool>(
+    local: &Local,
+    site: *const Site,
+    kind: Kind,
+    ts: u64,
+    gate: u8,
+) {
+    // SAFETY: the gate said the thread has a buffer, and a buffer is freed
+    // only by this thread's `LocalGuard` destructor.
+    if unsafe { &*local.buf.get() }.push(RawEvent::new(ts, site, kind)) {
         compiler_fence(Ordering::SeqCst);
-        local.pushing.set(false);
+        local.gate.set(gate);
         return;
     }
     record_plain_full::<STAMP_FIRST>(local, site, kind, ts);
 }
 
-/// [`record_plain`] when the chunk is full: `pushing` stays set until
+/// [`store_plain`] when the chunk is full: [`PUSHING`] stays set until
 /// `record_slow` guards with `busy` instead; an exit keeps its stamp `ts`.
 /// Out of line and called last, so the common case keeps no stack frame
 /// for it.

@@ -10,7 +10,11 @@ mod support;
 use support::{command, program, run, Scratch, Trace};
 
 fn handler_events_keep_the_thread_in_order(options: &str, pairs: u32) {
-    let dir = Scratch::new(&format!("handler-order-{}", options.len()));
+    let tag: String = options
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = Scratch::new(&format!("handler-order-{tag}"));
     let done = run(command(
         &program("signal_handler_records_inside_recording"),
         &dir.path,
@@ -42,4 +46,11 @@ fn with_plain_events() {
 fn with_usage_payloads() {
     // Each event reads the thread's CPU time (a system call): fewer pairs.
     handler_events_keep_the_thread_in_order("cpu-mem-usage=True", 20_000);
+}
+
+#[test]
+fn with_the_monotonic_clock() {
+    // The hot path of the TSC clock and that of clock_gettime guard the
+    // store each in its own way.
+    handler_events_keep_the_thread_in_order("clock=monotonic", 300_000);
 }
