@@ -48,6 +48,7 @@ mod fd;
 mod sampler;
 mod sanitizers;
 mod signals;
+mod site_table;
 mod trace_file;
 mod vfork;
 

@@ -75,6 +75,7 @@ use crate::error::Error;
 use crate::event::RawEvent;
 use crate::protobuf::Encoder;
 use crate::site::Site;
+use crate::site_table::{SiteTable, SiteView};
 use crate::writer::{category, AddrHasher, Sink, FLUSH_BYTES};
 
 // Field numbers (perfetto/trace/trace.proto, trace_packet.proto and the
@@ -202,20 +203,13 @@ struct Sequence {
     /// value (see [`Template`]).
     end: Template,
     /// Sites whose ids this sequence has seen, with the packet of their
-    /// slice begins (but for the timestamp's value), in a small table
-    /// indexed by a hash of the site's address (a later site with the same
-    /// hash takes the entry): a begin of a site found there copies it.
-    ready: Box<[(usize, Template); READY_SLOTS]>,
+    /// slice begins (but for the timestamp's value), by the site's
+    /// address: a begin of a site found there copies it.
+    ready: SiteTable<Template>,
 }
 
-/// Entries of [`Sequence::ready`].
+/// First size of [`Sequence::ready`].
 const READY_SLOTS: usize = 64;
-
-/// The entry of [`Sequence::ready`] for the site at `addr`.
-#[inline(always)]
-fn ready_slot(addr: usize) -> usize {
-    ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % READY_SLOTS
-}
 
 /// An event packet whose fields are known before its timestamp: the
 /// packet's tag and length, `track_event` (tag, length, body),
@@ -258,7 +252,7 @@ impl Sequence {
             defined: Vec::new(),
             // A type and a sequence id always fit.
             end: Template::of(&END_BODY, id).unwrap_or_default(),
-            ready: Box::new([(0, Template::default()); READY_SLOTS]),
+            ready: SiteTable::new(READY_SLOTS),
         }
     }
 
@@ -663,6 +657,11 @@ impl<W: Write> PerfettoWriter<W> {
             });
             if interned {
                 Self::small_event(&mut self.out, seq, kind, named.map(|(ids, _)| ids), ts_ns);
+                if let (Some((ids, NameSource::Site(site))), TYPE_SLICE_BEGIN) = (named, kind) {
+                    // A site whose ids the sequence knows but whose packet
+                    // it no longer keeps (its table was emptied).
+                    Self::keep_begin(seq, ids, site);
+                }
                 return;
             }
         }
@@ -703,10 +702,15 @@ impl<W: Write> PerfettoWriter<W> {
         {
             // The sequence now knows the site's ids: its next begins take
             // the fast path of `event`.
-            if let Some(packet) = Template::of(&begin_body(ids), seq.id) {
-                let addr = site as *const Site as usize;
-                seq.ready[ready_slot(addr)] = (addr, packet);
-            }
+            Self::keep_begin(seq, ids, site);
+        }
+    }
+
+    /// Keeps the packet of a begin of `site` (whose ids the sequence has
+    /// defined) for the fast path.
+    fn keep_begin(seq: &mut Sequence, ids: SiteIds, site: &Site) {
+        if let Some(packet) = Template::of(&begin_body(ids), seq.id) {
+            seq.ready.insert(site as *const Site as usize, packet);
         }
     }
 
@@ -938,7 +942,7 @@ struct Run<'a> {
     /// The last position at which [`FLUSH_ROOM`] bytes are still free.
     limit: *mut u8,
     last_ts: u64,
-    ready: &'a [(usize, Template); READY_SLOTS],
+    ready: SiteView<'a, Template>,
     end: &'a Template,
 }
 
@@ -964,9 +968,10 @@ impl<'a> Run<'a> {
 impl SliceRun for Run<'_> {
     #[inline(always)]
     fn begin(&mut self, site: &Site, ts_ns: u64) -> bool {
-        let addr = site as *const Site as usize;
-        let (ready, packet) = &self.ready[ready_slot(addr)];
-        *ready == addr && self.put(packet, ts_ns)
+        match self.ready.get(site as *const Site as usize) {
+            Some(packet) => self.put(packet, ts_ns),
+            None => false,
+        }
     }
 
     #[inline(always)]
@@ -1171,9 +1176,7 @@ impl<W: Write> PerfettoWriter<W> {
         let packet = if phase == Phase::End {
             Some(seq.end)
         } else {
-            let addr = site as *const Site as usize;
-            let (ready, packet) = seq.ready[ready_slot(addr)];
-            (ready == addr).then_some(packet)
+            seq.ready.get(site as *const Site as usize).copied()
         };
         match packet {
             // SAFETY: `FLUSH_ROOM` (more than `EVENT_ROOM`) bytes are free.
@@ -1261,7 +1264,7 @@ impl<W: Write> PerfettoWriter<W> {
             at,
             limit,
             last_ts: seq.last_ts,
-            ready: &seq.ready,
+            ready: seq.ready.view(),
             end: &seq.end,
         };
         // SAFETY: the caller's promise.

@@ -27,7 +27,7 @@
 //! escaping or formatting machinery:
 //!
 //! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
-//!    site and found again through a small direct-mapped cache by site
+//!    site and found again through the writer's [`SiteTable`] by site
 //!    address (a hash map behind it holds every site);
 //! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
 //!    timestamp, formatted once per thread switch or millisecond;
@@ -53,6 +53,7 @@ use crate::block_output::BlockOutput;
 use crate::decode::{Misuse, Outcome, Phase, TraceEvent};
 use crate::error::Error;
 use crate::site::{Pointcut, Site};
+use crate::site_table::SiteTable;
 
 /// Bytes buffered before they are written to the destination.
 pub const FLUSH_BYTES: usize = 1 << 20;
@@ -238,29 +239,20 @@ pub struct ChromeJsonWriter<W: Write> {
     pid: u32,
     /// Every site's prefix, by site address.
     prefixes: HashMap<usize, Arc<[u8]>, BuildHasherDefault<AddrHasher>>,
-    /// The recently used ones, by [`slot_of`] their address.
-    slots: Box<[SiteSlot; SITE_SLOTS]>,
+    /// The same, copied whole into lines, by site address.
+    slots: SiteTable<SiteSlot>,
     /// `T,"ts":S` of the last event.
     thread: ThreadText,
     /// Closes the layout: `]` or `]}`.
     footer: &'static [u8],
 }
 
-/// Slots of the site-prefix cache (a power of two).
+/// First size of the site-prefix table.
 const SITE_SLOTS: usize = 256;
 
-/// The cache slot of the site at `addr`: the top bits of a multiplicative
-/// hash, so sites a fixed stride apart spread over all slots.
-#[inline(always)]
-fn slot_of(addr: usize) -> usize {
-    ((addr as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SITE_SLOTS.trailing_zeros()))
-        as usize
-}
-
-/// One entry of the site-prefix cache; address 0 (no site) marks it empty.
+/// One entry of the site-prefix table.
 #[derive(Clone)]
 struct SiteSlot {
-    addr: usize,
     /// The prefix's length.
     len: usize,
     /// Its first [`HEAD`] bytes, copied whole when the prefix fits.
@@ -268,17 +260,22 @@ struct SiteSlot {
     prefix: Arc<[u8]>,
 }
 
-/// Bytes of a site prefix kept in its cache slot: a prefix this long or
+/// Bytes of a site prefix kept in its table entry: a prefix this long or
 /// shorter is copied as one fixed-size block rather than by `memcpy`.
 const HEAD: usize = 64;
 
+impl Default for SiteSlot {
+    fn default() -> SiteSlot {
+        SiteSlot::new(Arc::from(&b""[..]))
+    }
+}
+
 impl SiteSlot {
-    fn new(addr: usize, prefix: Arc<[u8]>) -> SiteSlot {
+    fn new(prefix: Arc<[u8]>) -> SiteSlot {
         let mut head = [0u8; HEAD];
         let n = prefix.len().min(HEAD);
         head[..n].copy_from_slice(&prefix[..n]);
         SiteSlot {
-            addr,
             len: prefix.len(),
             head,
             prefix,
@@ -472,9 +469,7 @@ impl<W: Write> ChromeJsonWriter<W> {
             out,
             pid,
             prefixes: HashMap::default(),
-            slots: Box::new(std::array::from_fn(|_| {
-                SiteSlot::new(0, Arc::from(&b""[..]))
-            })),
+            slots: SiteTable::new(SITE_SLOTS),
             thread: ThreadText {
                 tid: u64::MAX,
                 base_ns: 0,
@@ -632,22 +627,20 @@ impl<W: Write> ChromeJsonWriter<W> {
 
     /// Formats an event line up to `tail` (included): the site's prefix,
     /// the thread text, `uuu.nnn` and the tail, copied whole into room
-    /// reserved once. An event whose site is not in its cache slot, or
+    /// reserved once. An event whose site is not in the table yet, or
     /// whose thread or millisecond is not the thread text's, takes
     /// [`ChromeJsonWriter::line_cold`].
     #[inline(always)]
     fn line(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
         let addr = site as *const Site as usize;
-        let slot = slot_of(addr);
         // The thread text holds while the thread stays and the stamp is
         // within the same millisecond (stamps of different threads are not
         // in order: an earlier one wraps to a large offset).
         let off = ts_ns.wrapping_sub(self.thread.base_ns);
-        let s = &self.slots[slot];
-        if s.addr != addr || self.thread.tid != u64::from(tid) || off >= 1_000_000 {
-            self.line_cold(slot, site, tid, ts_ns, tail);
-            return;
-        }
+        let s = match self.slots.get(addr) {
+            Some(s) if self.thread.tid == u64::from(tid) && off < 1_000_000 => s,
+            _ => return self.line_cold(site, tid, ts_ns, tail),
+        };
         let out = &mut self.out;
         out.reserve(s.len + HEAD + LINE_ROOM);
         // SAFETY: the reserve above leaves room for the prefix copied
@@ -676,33 +669,30 @@ impl<W: Write> ChromeJsonWriter<W> {
         }
     }
 
-    /// [`ChromeJsonWriter::line`] for an event it does not format: fills
-    /// the site's cache slot and sets the thread text as needed, then
+    /// [`ChromeJsonWriter::line`] for an event it does not format: puts
+    /// the site in the table and sets the thread text as needed, then
     /// formats the line field by field.
     #[cold]
     #[inline(never)]
-    fn line_cold(&mut self, slot: usize, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
+    fn line_cold(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
         let addr = site as *const Site as usize;
-        if self.slots[slot].addr != addr {
-            self.fill_slot(slot, addr, site);
-        }
+        let prefix = match self.slots.get(addr) {
+            Some(s) => s.prefix.clone(),
+            None => {
+                let prefix = self.site_prefix(addr, site);
+                self.slots.insert(addr, SiteSlot::new(prefix.clone()));
+                prefix
+            }
+        };
         let off = ts_ns.wrapping_sub(self.thread.base_ns);
         if self.thread.tid != u64::from(tid) || off >= 1_000_000 {
             self.thread.set(tid, ts_ns);
         }
-        self.out.extend_from_slice(&self.slots[slot].prefix);
+        self.out.extend_from_slice(&prefix);
         write_u64(&mut self.out, u64::from(tid));
         self.out.extend_from_slice(b",\"ts\":");
         write_ts(&mut self.out, ts_ns);
         self.out.extend_from_slice(&tail.text[..tail.len]);
-    }
-
-    /// Puts the prefix of `site` (at `addr`) into cache slot `slot`.
-    #[cold]
-    #[inline(never)]
-    fn fill_slot(&mut self, slot: usize, addr: usize, site: &Site) {
-        let prefix = self.site_prefix(addr, site);
-        self.slots[slot] = SiteSlot::new(addr, prefix);
     }
 
     /// The site's line prefix, built on its first event.
