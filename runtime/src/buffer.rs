@@ -910,9 +910,10 @@ pub(crate) fn set_cpu_mem_usage(on: bool) {
 
 /// Set once the runtime has started when an event needs nothing but a TSC
 /// stamp and a store: tracing is on ([`ENABLED`]), `cpu-mem-usage` is off
-/// and the clock is the TSC. The hot path tests this one flag instead of
-/// the three (see [`record`]); it is never cleared, since none of the
-/// three changes after start-up.
+/// and the clock is the TSC. A thread's [`Local::gate`] carries it (as
+/// [`NOT_PLAIN_TSC`] when unset) from the moment the thread gets its
+/// buffer, so the hot path tests the gate alone (see [`record`]); it is
+/// never cleared, since none of the three changes after start-up.
 static PLAIN_TSC: AtomicBool = AtomicBool::new(false);
 
 fn hostname() -> String {
