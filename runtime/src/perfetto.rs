@@ -50,7 +50,7 @@
 //! The common events take a fast path ([`put_event`]): a slice end, and a
 //! slice begin whose site the sequence has seen. Each sequence keeps the
 //! whole packet of its slice end and of the begins of the sites it has
-//! seen (a [`SiteTable`] by site address) but for
+//! seen (a `site_table::SiteTable` by site address) but for
 //! the timestamp's varint ([`Template`]: headers, body, sequence id, then
 //! the timestamp's tag), so such an event is two 16-byte stores, the
 //! varint and the packet's length. Runs of them are written in one loop

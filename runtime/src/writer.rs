@@ -27,7 +27,7 @@
 //! escaping or formatting machinery:
 //!
 //! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
-//!    site and found again through the writer's [`SiteTable`] by site
+//!    site and found again through the writer's `site_table::SiteTable` by site
 //!    address (a hash map behind it holds every site);
 //! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
 //!    timestamp, formatted once per thread switch or millisecond;
