@@ -394,12 +394,19 @@ struct Local {
 }
 
 impl Local {
-    /// Makes `buf` (null for none) this thread's buffer.
+    /// Makes `buf` (null for none) this thread's buffer. The gate is
+    /// closed before a buffer goes and opened after one comes, so that a
+    /// signal handler on this thread never finds it open without a buffer.
     fn set_buf(&self, buf: *mut ThreadBuffer) {
+        if buf.is_null() {
+            self.gate.set(self.gate.get() | NO_BUFFER);
+            compiler_fence(Ordering::SeqCst);
+            self.buf.set(buf);
+            return;
+        }
         self.buf.set(buf);
-        let gate = if buf.is_null() {
-            self.gate.get() | NO_BUFFER
-        } else if PLAIN_TSC.load(Ordering::Relaxed) {
+        compiler_fence(Ordering::SeqCst);
+        let gate = if PLAIN_TSC.load(Ordering::Relaxed) {
             self.gate.get() & PUSHING
         } else {
             (self.gate.get() & PUSHING) | NOT_PLAIN_TSC

@@ -13,7 +13,9 @@
 //! again with the sites in use. At most half the slots are ever filled, so
 //! a probe always ends at an empty slot.
 
-/// Slots of a table at most: with 64-byte entries, 128 KiB.
+/// Slots of a table at most: 128 KiB of the Perfetto writer's 64-byte
+/// entries (one table per thread), 192 KiB of the JSON writer's 96-byte
+/// ones (one per writer).
 pub(crate) const MAX_SLOTS: usize = 2048;
 
 /// Address 0 (no site) marks an empty slot.
