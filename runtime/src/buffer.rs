@@ -1660,6 +1660,7 @@ pub(crate) fn in_vfork_child() -> bool {
 pub(crate) extern "C" fn vfork_child() {
     VFORK.with(|v| {
         v.child.set(true);
+        compiler_fence(Ordering::SeqCst);
         if v.has_buffer.get() {
             let _ = LOCAL.try_with(|l| v.hidden.set(l.take_buf()));
         }
@@ -1668,13 +1669,20 @@ pub(crate) extern "C" fn vfork_child() {
 
 /// Runs in the parent when `vfork` returns there (the child has called
 /// exec or ended).
+///
+/// The buffer comes back before the thread stops counting as a vfork
+/// child: a signal handler that records in between has its event dropped
+/// (no buffer yet) or stored in the buffer back in place, and never
+/// registers a second buffer for the thread.
 pub(crate) extern "C" fn vfork_parent() {
     VFORK.with(|v| {
-        if v.child.replace(false) {
+        if v.child.get() {
             let hidden = v.hidden.replace(ptr::null_mut());
             if !hidden.is_null() {
                 let _ = LOCAL.try_with(|l| l.set_buf(hidden));
             }
+            compiler_fence(Ordering::SeqCst);
+            v.child.set(false);
         }
     });
 }
