@@ -257,7 +257,9 @@ struct SiteSlot {
     len: usize,
     /// Its first [`HEAD`] bytes, copied whole when the prefix fits.
     head: [u8; HEAD],
-    prefix: Arc<[u8]>,
+    /// The prefix; `None` only in an empty entry, so that a table is made
+    /// without allocating.
+    prefix: Option<Arc<[u8]>>,
 }
 
 /// Bytes of a site prefix kept in its table entry: a prefix this long or
@@ -266,7 +268,11 @@ const HEAD: usize = 64;
 
 impl Default for SiteSlot {
     fn default() -> SiteSlot {
-        SiteSlot::new(Arc::from(&b""[..]))
+        SiteSlot {
+            len: 0,
+            head: [0; HEAD],
+            prefix: None,
+        }
     }
 }
 
@@ -278,7 +284,7 @@ impl SiteSlot {
         SiteSlot {
             len: prefix.len(),
             head,
-            prefix,
+            prefix: Some(prefix),
         }
     }
 }
@@ -655,10 +661,13 @@ impl<W: Write> ChromeJsonWriter<W> {
             let mut at = start;
             if s.len <= HEAD {
                 ptr::copy_nonoverlapping(s.head.as_ptr(), at, HEAD);
+                at = at.add(s.len);
             } else {
-                ptr::copy_nonoverlapping(s.prefix.as_ptr(), at, s.len);
+                // `SiteSlot::new` set `len` to this prefix's length.
+                let prefix = s.prefix.as_deref().unwrap_or_default();
+                ptr::copy_nonoverlapping(prefix.as_ptr(), at, prefix.len());
+                at = at.add(prefix.len());
             }
-            at = at.add(s.len);
             ptr::copy_nonoverlapping(self.thread.text.as_ptr(), at, THREAD_TEXT);
             at = at.add(self.thread.len);
             put_sub_milli(at, off as u32);
@@ -677,8 +686,11 @@ impl<W: Write> ChromeJsonWriter<W> {
     fn line_cold(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
         let addr = site as *const Site as usize;
         let prefix = match self.slots.get(addr) {
-            Some(s) => s.prefix.clone(),
-            None => {
+            Some(SiteSlot {
+                prefix: Some(prefix),
+                ..
+            }) => prefix.clone(),
+            _ => {
                 let prefix = self.site_prefix(addr, site);
                 self.slots.insert(addr, SiteSlot::new(prefix.clone()));
                 prefix
