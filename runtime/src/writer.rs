@@ -28,7 +28,7 @@
 //!
 //! 1. the site prefix `{"name":…,"cat":…,"pid":P,"tid":`, escaped once per
 //!    site and found again through the writer's `site_table::SiteTable` by site
-//!    address (a hash map behind it holds every site);
+//!    address;
 //! 2. `T,"ts":M`, the thread id and the whole milliseconds of the
 //!    timestamp, formatted once per thread switch or millisecond;
 //! 3. the rest of the timestamp, `uuu.nnn`, from a table of three-digit
@@ -43,8 +43,7 @@
 //! different header/footer (`{"traceEvents":[` ... `]}`); compact `X` events
 //! add one more [`Phase`] with a duration.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::io::{self, Write};
 use std::ptr;
 use std::sync::Arc;
@@ -237,9 +236,7 @@ pub struct ChromeJsonWriter<W: Write> {
     o: BlockOutput<W>,
     out: Vec<u8>,
     pid: u32,
-    /// Every site's prefix, by site address.
-    prefixes: HashMap<usize, Arc<[u8]>, BuildHasherDefault<AddrHasher>>,
-    /// The same, copied whole into lines, by site address.
+    /// Each site's prefix, by site address.
     slots: SiteTable<SiteSlot>,
     /// `T,"ts":S` of the last event.
     thread: ThreadText,
@@ -474,7 +471,6 @@ impl<W: Write> ChromeJsonWriter<W> {
             o: BlockOutput::new(dest),
             out,
             pid,
-            prefixes: HashMap::default(),
             slots: SiteTable::new(SITE_SLOTS),
             thread: ThreadText {
                 tid: u64::MAX,
@@ -685,17 +681,7 @@ impl<W: Write> ChromeJsonWriter<W> {
     #[inline(never)]
     fn line_cold(&mut self, site: &Site, tid: u32, ts_ns: u64, tail: &Tail) {
         let addr = site as *const Site as usize;
-        let prefix = match self.slots.get(addr) {
-            Some(SiteSlot {
-                prefix: Some(prefix),
-                ..
-            }) => prefix.clone(),
-            _ => {
-                let prefix = self.site_prefix(addr, site);
-                self.slots.insert(addr, SiteSlot::new(prefix.clone()));
-                prefix
-            }
-        };
+        let prefix = self.site_prefix(addr, site);
         let off = ts_ns.wrapping_sub(self.thread.base_ns);
         if self.thread.tid != u64::from(tid) || off >= 1_000_000 {
             self.thread.set(tid, ts_ns);
@@ -705,16 +691,6 @@ impl<W: Write> ChromeJsonWriter<W> {
         self.out.extend_from_slice(b",\"ts\":");
         write_ts(&mut self.out, ts_ns);
         self.out.extend_from_slice(&tail.text[..tail.len]);
-    }
-
-    /// The site's line prefix, built on its first event.
-    fn site_prefix(&mut self, addr: usize, site: &Site) -> Arc<[u8]> {
-        if let Some(prefix) = self.prefixes.get(&addr) {
-            return prefix.clone();
-        }
-        let prefix: Arc<[u8]> = self.build_prefix(site).into();
-        self.prefixes.insert(addr, prefix.clone());
-        prefix
     }
 
     /// The rest of an event line whose phase has an id or a duration.
@@ -741,6 +717,21 @@ impl<W: Write> ChromeJsonWriter<W> {
             self.out.push(b'}');
         }
         self.out.extend_from_slice(b",\n");
+    }
+
+    /// The line prefix of `site` (at `addr`): from the table, or built
+    /// and put there.
+    fn site_prefix(&mut self, addr: usize, site: &Site) -> Arc<[u8]> {
+        if let Some(SiteSlot {
+            prefix: Some(prefix),
+            ..
+        }) = self.slots.get(addr)
+        {
+            return prefix.clone();
+        }
+        let prefix: Arc<[u8]> = self.build_prefix(site).into();
+        self.slots.insert(addr, SiteSlot::new(prefix.clone()));
+        prefix
     }
 
     fn build_prefix(&mut self, site: &Site) -> Box<[u8]> {
