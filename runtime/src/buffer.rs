@@ -70,11 +70,10 @@
 //! runtime's own threads) into a dropped event instead of a self-deadlock.
 //! A per-thread `PUSHING` flag (a bit of the thread's gate byte), set around
 //! the hot path's timestamp, read and publication of `len` with compiler
-//! fences only, does the same for an
-//! event recorded by a signal handler that interrupted the hot path on the
-//! same thread (it would otherwise overwrite the interrupted record, or
-//! land before a record stamped earlier); the cold paths run with signals
-//! blocked.
+//! fences only, does the same for an event recorded by a signal handler
+//! that interrupted the hot path on the same thread (it would otherwise
+//! overwrite the interrupted record, or land before a record stamped
+//! earlier); the cold paths run with signals blocked.
 //!
 //! # Options, fork and signals
 //!
