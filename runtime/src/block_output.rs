@@ -134,11 +134,10 @@ impl<W: Write> BlockOutput<W> {
 
     /// Says on stderr that writing failed; nothing is written any more.
     pub(crate) fn fail(&mut self, e: io::Error) {
-        let _ = writeln!(
-            io::stderr(),
+        crate::shield::stderr_line(format_args!(
             "perfflow: cannot write the trace: {e}; the events not written are counted as \
              dropped and the program runs on"
-        );
+        ));
         self.error = Some(e);
         self.open = false;
     }

@@ -100,7 +100,6 @@
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
@@ -643,11 +642,9 @@ impl Config {
         let dir = &self.options.log_dir;
         if !dir.as_os_str().is_empty() {
             if let Err(e) = std::fs::create_dir_all(dir) {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "perfflow: cannot create log-dir {}: {e}; tracing is off and the program runs on",
+                crate::shield::stderr_line(format_args!("perfflow: cannot create log-dir {}: {e}; tracing is off and the program runs on",
                     dir.display()
-                );
+                ));
                 return None;
             }
         }
@@ -686,11 +683,10 @@ impl Config {
                 Some(w)
             }
             Err(e) => {
-                let _ = writeln!(
-                    std::io::stderr(),
+                crate::shield::stderr_line(format_args!(
                     "perfflow: cannot create {}: {e}; tracing is off and the program runs on",
                     path.display()
-                );
+                ));
                 None
             }
         }
@@ -859,12 +855,11 @@ fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
             let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "pfw"));
             let other = path.with_file_name(format!("{stem}.{pid}.{ext}"));
             let file = create(&other)?;
-            let _ = writeln!(
-                std::io::stderr(),
+            crate::shield::stderr_line(format_args!(
                 "perfflow: {} exists; this process ({pid}) writes {}",
                 path.display(),
                 other.display()
-            );
+            ));
             Ok((file, other))
         }
         Err(e) => Err(e),
@@ -1007,7 +1002,7 @@ impl Runtime {
     fn start() -> Runtime {
         let (options, warnings) = Options::from_env();
         for warning in &warnings {
-            let _ = writeln!(std::io::stderr(), "{warning}");
+            crate::shield::stderr_line(format_args!("{warning}"));
         }
         let instance_path = instance::for_this_process().to_string();
         let config = Config {
@@ -1040,10 +1035,9 @@ impl Runtime {
             // valid; glibc also accepts them from a shared library.
             unsafe {
                 if libc::atexit(flush_at_exit) != 0 {
-                    let _ = writeln!(
-                        std::io::stderr(),
+                    crate::shield::stderr_line(format_args!(
                         "perfflow: cannot register the exit handler; the trace may be incomplete"
-                    );
+                    ));
                 }
             }
         }
@@ -1515,15 +1509,14 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {
-                let _ = writeln!(std::io::stderr(), "perfflow: {e}");
+                crate::shield::stderr_line(format_args!("perfflow: {e}"));
             }
         }
         let lost = sink.events_lost();
         if lost > 0 {
-            let _ = writeln!(
-                std::io::stderr(),
+            crate::shield::stderr_line(format_args!(
                 "perfflow: {lost} events were not written after the trace stopped"
-            );
+            ));
         }
     }
     out.note_lost();
@@ -1545,10 +1538,8 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         String::new()
     };
     if dropped > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "perfflow: {dropped} events are not in the trace (counted as events_dropped){why}{after}"
-        );
+        crate::shield::stderr_line(format_args!("perfflow: {dropped} events are not in the trace (counted as events_dropped){why}{after}"
+        ));
     }
 }
 

@@ -243,8 +243,7 @@ fn decide_from_options() -> ClockSource {
     // note goes out here, once.
     let (source, note) = decide(options.clock);
     if let Some(note) = note {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{note}");
+        crate::shield::stderr_line(format_args!("{note}"));
     }
     source
 }

@@ -31,7 +31,6 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr, CString, OsStr};
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -184,7 +183,7 @@ impl Resolver {
 }
 
 fn warn(message: &str) {
-    let _ = writeln!(std::io::stderr(), "perfflow: {message}");
+    crate::shield::stderr_line(format_args!("perfflow: {message}"));
 }
 
 #[cold]

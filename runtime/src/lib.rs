@@ -47,6 +47,7 @@ mod cyg_hooks;
 mod fd;
 mod sampler;
 mod sanitizers;
+mod shield;
 mod signals;
 mod site_table;
 mod trace_file;

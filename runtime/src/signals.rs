@@ -35,7 +35,6 @@
 //! blocks a signal everywhere to read it from a `signalfd` would see it
 //! taken by the default action or by our handler instead.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use crate::fd::{self, Shared};
@@ -96,10 +95,8 @@ pub fn install(signals: &[libc::c_int]) {
         if e.kind() == std::io::ErrorKind::Unsupported {
             return; // a forked child under ThreadSanitizer: said nothing
         }
-        let _ = writeln!(
-            std::io::stderr(),
-            "perfflow: cannot watch for fatal signals ({e}); a killed program keeps the events written so far"
-        );
+        crate::shield::stderr_line(format_args!("perfflow: cannot watch for fatal signals ({e}); a killed program keeps the events written so far"
+        ));
         return;
     }
     for &sig in signals {
@@ -329,12 +326,11 @@ fn watch() {
                         renewals_failed = true;
                         // Formatting the error allocates (see `only_thread_left`).
                         let _quiet = crate::buffer::service_quiet();
-                        let _ = writeln!(
-                            std::io::stderr(),
+                        crate::shield::stderr_line(format_args!(
                             "perfflow: the program closed the signal watcher's pipes and new ones \
                              cannot be opened ({e}); a signal now ends the program without \
                              completing the trace"
-                        );
+                        ));
                     }
                     // Nothing to wait on: sleep as the poll would have.
                     // SAFETY: polling no descriptor is a plain sleep.

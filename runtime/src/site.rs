@@ -34,7 +34,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
-use std::io::Write;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -370,12 +369,11 @@ fn intern(key: InternKey, make: impl FnOnce() -> Site) -> Option<&'static Intern
     if map.interned.len() >= MAX_INTERNED {
         if !map.full_reported {
             map.full_reported = true;
-            let _ = writeln!(
-                std::io::stderr(),
+            crate::shield::stderr_line(format_args!(
                 "perfflow: {MAX_INTERNED} distinct run-time names (regions, async operations, \
                  upstream functions) is the limit; events under names not seen before are \
                  dropped and counted"
-            );
+            ));
         }
         return None;
     }

@@ -57,12 +57,11 @@ impl TraceFile {
         self.fd = None;
         match self.reopen() {
             Ok(fd) => {
-                let _ = writeln!(
-                    io::stderr(),
+                crate::shield::stderr_line(format_args!(
                     "perfflow: the program closed or replaced the trace's descriptor {old}; \
                      {} was opened again and the trace goes on",
                     self.path.display()
-                );
+                ));
                 self.fd = Some(fd);
                 Ok(fd)
             }
@@ -105,13 +104,17 @@ impl TraceFile {
 impl Write for TraceFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let fd = self.ours()?;
-        // SAFETY: writing from a valid buffer to a descriptor checked ours.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        // Past the file size limit this fails with EFBIG rather than
+        // ending the program by SIGXFSZ (see `crate::shield`).
+        crate::shield::shielded(|| {
+            // SAFETY: writing from a valid buffer to a descriptor checked ours.
+            let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+            if n < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(n as usize)
+            }
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -17,7 +17,6 @@
 //! Parsing is separate from reading: [`parse_statm_resident_pages`] and
 //! [`cpu_percent`] never touch a file.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::fd::Shared;
@@ -114,10 +113,9 @@ fn open_statm() -> Option<libc::c_int> {
 fn report_unavailable() {
     static REPORTED: AtomicBool = AtomicBool::new(false);
     if !REPORTED.swap(true, Ordering::Relaxed) {
-        let _ = writeln!(
-            std::io::stderr(),
+        crate::shield::stderr_line(format_args!(
             "perfflow: /proc/self/statm is unavailable; cpu-mem-usage writes memory_usage as 0"
-        );
+        ));
     }
 }
 

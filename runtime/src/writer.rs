@@ -919,13 +919,12 @@ pub(crate) fn report_misuse(reported: &mut [bool; 4], what: Misuse, site: &Site)
     reported[idx] = true;
     let name = String::from_utf8_lossy(site.name());
     if what == Misuse::TooManyOpenSlices {
-        let _ = writeln!(
-            io::stderr(),
+        crate::shield::stderr_line(format_args!(
             "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
              left by longjmp?); the newest half of them end here and further cases are \
              not reported",
             crate::decode::MAX_OPEN_SLICES
-        );
+        ));
         return;
     }
     let (text, outcome) = match what {
@@ -948,11 +947,10 @@ pub(crate) fn report_misuse(reported: &mut [bool; 4], what: Misuse, site: &Site)
         Pointcut::AroundAsync => "around_async",
         _ => "one-sided",
     };
-    let _ = writeln!(
-        io::stderr(),
+    crate::shield::stderr_line(format_args!(
         "perfflow: warning: {text} at `{name}` ({pointcut}); \
          {outcome}; further cases are not reported"
-    );
+    ));
 }
 
 /// Event lines (not metadata) of `block` whose object ends within its
