@@ -254,7 +254,12 @@ fn write<W: Writer>(
     case: &Case,
     batch: bool,
 ) -> (Vec<u8>, u64) {
-    let epoch = Epoch::new(1_000_000_000, 2_000_000_000_000_000_000);
+    // The epoch's monotonic time lies just after a monotonic stream's
+    // first stamps and before a TSC stream's (5 us, the first calibration
+    // point): a sequence's clock starts at the epoch, so the events stamped
+    // before it are written as events stamped before the sequence's last
+    // one, and the rest as the common case.
+    let epoch = Epoch::new(1_500, 2_000_000_000_000_000_000);
     let mut w = W::start(epoch);
     w.process_name(4242, "batch-test");
     let mut cx = DecodeContext::new(epoch);
