@@ -945,6 +945,10 @@ struct Run<'a> {
     last_ts: u64,
     ready: SiteView<'a, Template>,
     end: &'a Template,
+    /// The last site begun in this run and its packet: a loop calling one
+    /// function begins the same site again and again.
+    last_site: usize,
+    last_packet: &'a Template,
 }
 
 impl<'a> Run<'a> {
@@ -969,10 +973,17 @@ impl<'a> Run<'a> {
 impl SliceRun for Run<'_> {
     #[inline(always)]
     fn begin(&mut self, site: &Site, ts_ns: u64) -> bool {
-        match self.ready.get(site as *const Site as usize) {
-            Some(packet) => self.put(packet, ts_ns),
-            None => false,
+        let addr = site as *const Site as usize;
+        if addr != self.last_site {
+            match self.ready.get(addr) {
+                Some(packet) => {
+                    self.last_site = addr;
+                    self.last_packet = packet;
+                }
+                None => return false,
+            }
         }
+        self.put(self.last_packet, ts_ns)
     }
 
     #[inline(always)]
@@ -1267,6 +1278,9 @@ impl<W: Write> PerfettoWriter<W> {
             last_ts: seq.last_ts,
             ready: seq.ready.view(),
             end: &seq.end,
+            // No site is at address 0.
+            last_site: 0,
+            last_packet: &seq.end,
         };
         // SAFETY: the caller's promise.
         let next = unsafe { decoder.run_from(records, from, cx, &mut run) };
