@@ -15,3 +15,16 @@ field() {
     done
     die "no $1 in: $2"
 }
+
+# build_against_runtime ROOT SOURCE OUT -> builds the runtime (release) in
+# the checkout at ROOT and the C program SOURCE against its static library,
+# as OUT.
+build_against_runtime() {
+    local root=$1 source=$2 out=$3 target lib
+    (cd "$root" && cargo build --release --quiet -p perfflow-runtime) || die "building the runtime failed"
+    target=$(cd "$root" && cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
+    lib=$target/release/libperfflow_runtime.a
+    [[ -f $lib ]] || die "$lib missing after the build"
+    cc -O2 -I"$root/runtime/include" "$source" "$lib" -lpthread -ldl -lm -o "$out" \
+        || die "building $source failed"
+}

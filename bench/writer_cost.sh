@@ -41,13 +41,8 @@ command -v valgrind >/dev/null || die "valgrind not found (apt-get install valgr
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/perfflow-writer-cost.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
-(cd "$root" && cargo build --release --quiet -p perfflow-runtime) || die "building the runtime failed"
-target=$(cd "$root" && cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
-lib=$target/release/libperfflow_runtime.a
-[[ -f $lib ]] || die "$lib missing after the build"
 bin=$scratch/writer_cost
-cc -O2 -I"$root/runtime/include" "$here/writer_cost.c" "$lib" -lpthread -ldl -lm -o "$bin" \
-    || die "building bench/writer_cost.c failed"
+build_against_runtime "$root" "$here/writer_cost.c" "$bin"
 
 
 variants=("floor|floor|-"
