@@ -16,10 +16,21 @@
 //! that write raised is taken back, so the caller sees an error and the
 //! program nothing. A signal already pending before the write (the
 //! program's own) is left pending.
+//!
+//! [`stderr_line`] also never writes into a program's own file: a program
+//! that closed its stderr may have been given descriptor 2 for a results
+//! file, and a warning written there would corrupt it. Descriptor 2 is
+//! written only while it is the file the program started with (its device
+//! and inode, taken before `main`), or a terminal, pipe or socket it put
+//! there since; a regular file put there since, or a descriptor 2 that was
+//! closed at start, gets no warnings.
 
 use std::fmt;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+
+use crate::fd::{identity, Identity};
 
 /// The signals a failed write raises, with the error it fails with.
 const RAISED_BY_WRITES: [(libc::c_int, libc::c_int); 2] =
@@ -78,9 +89,47 @@ pub(crate) fn shielded<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T
     result
 }
 
+/// Descriptor 2 as the program started with it: taken before `main` (or
+/// at the first warning, in a program that loaded the runtime later).
+static STDERR_AT_START: OnceLock<Option<Identity>> = OnceLock::new();
+
+extern "C" fn note_stderr_before_main() {
+    STDERR_AT_START.get_or_init(|| identity(libc::STDERR_FILENO));
+}
+
+#[used]
+#[link_section = ".init_array"]
+static NOTE_STDERR_BEFORE_MAIN: extern "C" fn() = note_stderr_before_main;
+
+/// Whether a warning may go to descriptor 2 now (see the module's
+/// documentation).
+fn stderr_is_the_programs() -> bool {
+    let fd = libc::STDERR_FILENO;
+    let Some(now) = identity(fd) else {
+        return false;
+    };
+    let at_start = *STDERR_AT_START.get_or_init(|| Some(now));
+    if at_start == Some(now) {
+        return true;
+    }
+    let mut st = MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `st` is a valid stat buffer, read only when `fstat` filled it.
+    let mode = unsafe {
+        if libc::fstat(fd, st.as_mut_ptr()) != 0 {
+            return false;
+        }
+        st.assume_init().st_mode & libc::S_IFMT
+    };
+    at_start.is_some() && matches!(mode, libc::S_IFCHR | libc::S_IFIFO | libc::S_IFSOCK)
+}
+
 /// Writes `args` and a newline on stderr in one write, which a closed pipe
-/// or a full disk fails quietly (see [`shielded`]).
+/// or a full disk fails quietly (see [`shielded`]), unless descriptor 2 is
+/// no longer the program's stderr.
 pub(crate) fn stderr_line(args: fmt::Arguments<'_>) {
+    if !stderr_is_the_programs() {
+        return;
+    }
     let mut line = args.to_string();
     line.push('\n');
     let _ = shielded(|| io::stderr().lock().write_all(line.as_bytes()));

@@ -182,7 +182,11 @@ mod tests {
         }
         assert_eq!(table.len(), n);
         for i in 1..=n {
-            assert_eq!(table.get(0x5500_0000_0000 + i * 48), Some(&(i as u64)), "site {i}");
+            assert_eq!(
+                table.get(0x5500_0000_0000 + i * 48),
+                Some(&(i as u64)),
+                "site {i}"
+            );
         }
     }
 
