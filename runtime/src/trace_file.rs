@@ -31,8 +31,11 @@ pub struct TraceFile {
 
 impl TraceFile {
     /// Takes over `file`, just created at `path`, moving its descriptor to
-    /// a high number.
+    /// a high number. A relative `path` is kept from the current directory
+    /// now, so the trace is opened again at the right place after the
+    /// program changes directory (a daemon's `chdir("/")`).
     pub fn new(file: File, path: PathBuf) -> io::Result<TraceFile> {
+        let path = std::path::absolute(&path).unwrap_or(path);
         let fd = fd::move_high(file.into_raw_fd());
         let Some(id) = fd::identity(fd) else {
             return Err(io::Error::last_os_error());

@@ -94,6 +94,43 @@ fn closefrom_leaves_the_programs_files_and_a_complete_trace() {
 }
 
 #[test]
+fn a_daemon_that_also_changes_directory_keeps_a_complete_trace() {
+    // The trace was created by a relative name in the directory the program
+    // left: it is opened again where it was created.
+    let dir = Scratch::new("closes-chdir");
+    let done = run(
+        command(&program("closes_every_descriptor"), &dir.path).args([
+            "closefrom",
+            "exit",
+            "chdir",
+        ]),
+    );
+    assert!(
+        done.status.success(),
+        "{}; stderr: {}",
+        done.status,
+        done.stderr
+    );
+    assert_eq!(
+        done.printed("files_intact").as_deref(),
+        Some("1"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        dir.join("sub/own0.dat").exists(),
+        "the program's files are in sub/"
+    );
+    let trace = trace_of(&dir, &done);
+    assert_every_event_in_the_trace(&trace, &done);
+    assert!(
+        done.stderr.contains("opened again"),
+        "stderr: {}",
+        done.stderr
+    );
+}
+
+#[test]
 fn sigterm_after_closefrom_still_completes_the_trace() {
     let dir = Scratch::new("closes-sigterm");
     let done =

@@ -6,7 +6,8 @@
  * wrote into its files, nor closed them. Each file comes with a pipe
  * holding a line of its own, which must still be there, whole, at the
  * end (a read of the file by number would take bytes; a close would make
- * the pipe unreadable). argv[2]: "exit" returns from main, "sigterm"
+ * the pipe unreadable). argv[3] "chdir" first moves into a new directory
+ * "sub", where the files then are. argv[2]: "exit" returns from main, "sigterm"
  * sends itself SIGTERM (the runtime's watcher must still complete the
  * trace), "close-only" opens no files but checks the watcher.
  *
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "common.h"
 
@@ -96,6 +98,10 @@ int main(int argc, char **argv) {
      * sampler samples every 50 ms in its test). */
     usleep(300 * 1000);
 
+    /* A daemon also leaves the directory it started in: the trace was
+     * created there by a relative name. */
+    if (argc > 3 && strcmp(argv[3], "chdir") == 0 && (mkdir("sub", 0755) != 0 || chdir("sub") != 0))
+        return 3;
     close_all(how);
     int fds[FILES], pipes[FILES][2];
     int nfiles = strcmp(end, "close-only") == 0 ? 0 : FILES;
