@@ -52,9 +52,13 @@ static WATCH_REQUEST: Shared = Shared::new();
 static WATCH_REPLY: Shared = Shared::new();
 /// Set while this process has a watcher thread.
 static WATCHING: AtomicBool = AtomicBool::new(false);
-/// Set by the first handler to run: later signals go straight to the
-/// default action.
+/// Set by the first handler to run. A later signal (another thread's, while
+/// the first handler waits) waits for [`HANDLED`], then takes the default
+/// action: it would otherwise end the process in the middle of the trace's
+/// completion (a launcher and the batch system both sending SIGTERM).
 static HANDLING: AtomicBool = AtomicBool::new(false);
+/// Set by the first handler once the trace is complete or its wait is over.
+static HANDLED: AtomicBool = AtomicBool::new(false);
 /// The signal whose handler asked the watcher to complete the trace; 0
 /// before any.
 static FATAL: AtomicI32 = AtomicI32::new(0);
@@ -124,6 +128,7 @@ pub fn after_fork() {
     close_pipes();
     WATCHING.store(false, Ordering::Release);
     HANDLING.store(false, Ordering::Relaxed);
+    HANDLED.store(false, Ordering::Relaxed);
     FATAL.store(0, Ordering::Relaxed);
     for tid in &SERVICE_TIDS {
         tid.store(0, Ordering::Relaxed);
@@ -444,7 +449,16 @@ extern "C" fn handler(sig: libc::c_int) {
     let errno = unsafe { *libc::__errno_location() };
     // SAFETY: getpid is async-signal-safe.
     let ours = unsafe { libc::getpid() } == OWNER.load(Ordering::Relaxed);
-    if ours && !HANDLING.swap(true, Ordering::AcqRel) {
+    if ours && HANDLING.swap(true, Ordering::AcqRel) {
+        // Another thread's handler is completing the trace: wait for it,
+        // as long as it may wait itself.
+        let mut waited = 0;
+        while !HANDLED.load(Ordering::Acquire) && waited < FLUSH_TIMEOUT_MS {
+            // SAFETY: polling no descriptor is a plain sleep.
+            unsafe { libc::poll(std::ptr::null_mut(), 0, 5) };
+            waited += 5;
+        }
+    } else if ours {
         // Both ends checked ours (`fstat` is async-signal-safe): a pipe the
         // program closed or replaced is never written or read.
         if let (Some(request), Some(reply)) = (REQUEST.get(), REPLY.get()) {
@@ -464,6 +478,7 @@ extern "C" fn handler(sig: libc::c_int) {
                 }
             }
         }
+        HANDLED.store(true, Ordering::Release);
     }
     // SAFETY: restoring the default action and raising again; the signal is
     // blocked inside this handler, so it is delivered on return.

@@ -69,3 +69,29 @@ fn sigterm_while_64_threads_record_leaves_a_trace_of_complete_lines() {
         done.stderr
     );
 }
+
+/// Two SIGTERMs at once (a launcher forwarding one while the batch system
+/// signals the process group): the second, taken by another thread while
+/// the first one's handler completes the trace, waits for it rather than
+/// end the process with the trace cut short.
+#[test]
+fn a_second_sigterm_during_the_completion_waits_for_it() {
+    for round in 0..3 {
+        let dir = Scratch::new(&format!("sigterm-twice-{round}"));
+        let running =
+            start_until_ready(command(&program("busy_threads_until_killed"), &dir.path).arg("8"));
+        let pid = running.pid();
+        running.send(libc::SIGTERM);
+        running.send(libc::SIGTERM);
+        let done = running.wait(DEATH_LIMIT);
+        assert_eq!(done.signal(), Some(libc::SIGTERM), "{}", done.status);
+        let name = format!("perfflow.array.{}.{pid}.pfw", done.host());
+        let text = fs::read_to_string(dir.join(&name)).expect("read the trace");
+        assert!(
+            text.ends_with("\n]\n"),
+            "round {round}: the trace has no end; last bytes: {:?}\nstderr: {}",
+            &text[text.len().saturating_sub(200)..],
+            done.stderr
+        );
+    }
+}
