@@ -72,15 +72,19 @@ pub fn instance_path() -> String {
 }
 
 /// The instance path of this process, worked out once and exported for the
-/// child processes it starts (see [`export`]). The first call is made by a
-/// constructor of the runtime library before `main`, while the program has
-/// a single thread, so changing the environment races with nothing; later
-/// calls return the same value without touching the environment.
+/// child processes it starts (see [`export`]) unless tracing is off
+/// (`log-enable=False`: the program's environment is then left as it is).
+/// The first call is made by a constructor of the runtime library before
+/// `main`, while the program has a single thread, so changing the
+/// environment races with nothing; later calls return the same value
+/// without touching the environment.
 pub fn for_this_process() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         let path = instance_path();
-        export(&path);
+        if crate::options::Options::from_env().0.log_enable {
+            export(&path);
+        }
         path
     })
 }

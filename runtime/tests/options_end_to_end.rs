@@ -223,6 +223,24 @@ fn the_instance_path_is_exported_to_the_program_and_the_processes_it_starts() {
 }
 
 #[test]
+fn with_tracing_off_the_environment_is_left_as_it_is() {
+    let dir = Scratch::new("instance-off");
+    let done = run_options_program(&dir, "log-enable=False", &[]);
+    assert_eq!(
+        done.printed("instance_path").as_deref(),
+        Some("(unset)"),
+        "stdout: {}",
+        done.stdout
+    );
+    assert_eq!(
+        done.printed("child_instance_path").as_deref(),
+        Some("(unset)"),
+        "stdout: {}",
+        done.stdout
+    );
+}
+
+#[test]
 fn an_inherited_instance_path_is_extended_by_the_own_job_id() {
     let dir = Scratch::new("instance-inherited");
     let done = run_options_program(
