@@ -55,13 +55,17 @@
 //!   dropped, and the file is completed all the same. One stderr line
 //!   gives the counts.
 //! * **Thread exit.** The thread-local destructor queues the thread's last
-//!   chunk with its name and exit time (the writer ends the slices it left
-//!   open), removes the slot and frees the buffer. Like a hand-off, it first
-//!   waits while more than [`MAX_QUEUED`] chunks wait for the writer, so
-//!   threads that come and go faster than the writer formats do not pile
-//!   their chunks up: buffer memory follows the threads alive, not the
-//!   threads ever created. A new thread takes a spare chunk when there is
-//!   one.
+//!   records with its name and exit time (the writer ends the slices it
+//!   left open), removes the slot and frees the buffer. At most
+//!   [`COPIED_AT_EXIT`] records (a short-lived thread's) go as a copy and
+//!   the chunk back to the spares at once, for the next thread; the copies
+//!   queued are bounded by [`MAX_COPIED_BYTES`], past which an ending
+//!   thread's records are dropped and counted rather than wait, so threads
+//!   that end faster than the writer formats (a thread-per-request server)
+//!   never pile up waiting. More records go with their chunk and, like a
+//!   hand-off, first wait while [`MAX_QUEUED`] chunks wait for the writer:
+//!   buffer memory follows the threads alive, not the threads ever
+//!   created. A new thread takes a spare chunk when there is one.
 //!
 //! Chunks are only swapped under the registry lock and only formatted by
 //! the holder of the output lock, so no chunk is read while reused. A
@@ -546,17 +550,72 @@ impl Slot {
 // (or by its owner thread following the protocol above).
 unsafe impl Send for Slot {}
 
-/// A chunk handed over by its thread, waiting to be formatted.
+/// A chunk handed over by its thread, or the last records of a thread
+/// that ended, waiting to be formatted.
 struct Full {
     id: u64,
     tid: u32,
-    chunk: Chunk,
-    from: usize,
-    upto: usize,
+    held: Held,
     /// Set when the thread has exited: its open slices end at this
     /// monotonic time, and its name (read while it still existed) is
     /// written.
     retired: Option<(u64, Option<String>)>,
+}
+
+/// Where the records of a [`Full`] are.
+enum Held {
+    /// Records `from..upto` of a chunk, which is reused once they are
+    /// formatted.
+    Chunk {
+        chunk: Chunk,
+        from: usize,
+        upto: usize,
+    },
+    /// A copy of the few records a thread left when it ended (at most
+    /// [`COPIED_AT_EXIT`]), whose chunk went back to the spares at once.
+    Copied(Box<[RawEvent]>),
+}
+
+/// Most records a thread that ends hands over as a copy rather than with
+/// its chunk (4 KiB). A short-lived thread (one request of a
+/// thread-per-request server) records a few events: its 1 MiB chunk is
+/// reused by the next thread at once, instead of waiting in the queue
+/// until the writer has formatted those few.
+const COPIED_AT_EXIT: usize = 256;
+
+/// Bytes of copies of ended threads' records the queue holds at most: an
+/// ending thread whose copy would pass this drops its records, counted,
+/// rather than wait for the writer. A thread-per-request server that ends
+/// threads faster than the writer formats them would otherwise keep them
+/// all alive, waiting, until it cannot start new ones.
+const MAX_COPIED_BYTES: usize = 16 << 20;
+
+/// Queue entries beyond which an ending thread waits for the writer all the
+/// same (each one, copy aside, is about a hundred bytes).
+const MAX_QUEUED_EXITS: usize = 1 << 16;
+
+impl Full {
+    /// The records to format.
+    ///
+    /// # Safety
+    /// A chunk's records must be published up to `upto` (see
+    /// [`Chunk::records`]): true of every queued chunk.
+    unsafe fn records(&self) -> &[RawEvent] {
+        match &self.held {
+            // SAFETY: the caller's promise.
+            Held::Chunk { chunk, from, upto } => unsafe { chunk.records(*from, *upto) },
+            Held::Copied(records) => records,
+        }
+    }
+
+    /// The chunk to reuse once the records are formatted, if they are in
+    /// one.
+    fn chunk(&self) -> Option<Chunk> {
+        match self.held {
+            Held::Chunk { chunk, .. } => Some(chunk),
+            Held::Copied(_) => None,
+        }
+    }
 }
 
 /// Whether a writer thread formats handed-over chunks.
@@ -587,7 +646,13 @@ const WARM_SPARES: usize = 2;
 /// chunk.
 struct Registry {
     slots: Vec<Slot>,
+    /// Use [`Registry::enqueue`] and [`Registry::dequeue`], which keep
+    /// `queued_chunks` and `queued_copies`.
     queue: VecDeque<Full>,
+    /// Entries of `queue` that hold a chunk.
+    queued_chunks: usize,
+    /// Bytes of the copies `queue` holds.
+    queued_copied_bytes: usize,
     spares: Vec<Chunk>,
     next_id: u64,
     writer: WriterState,
@@ -600,6 +665,23 @@ struct Registry {
 }
 
 impl Registry {
+    fn enqueue(&mut self, full: Full) {
+        match &full.held {
+            Held::Chunk { .. } => self.queued_chunks += 1,
+            Held::Copied(records) => self.queued_copied_bytes += std::mem::size_of_val(&**records),
+        }
+        self.queue.push_back(full);
+    }
+
+    fn dequeue(&mut self) -> Option<Full> {
+        let full = self.queue.pop_front()?;
+        match &full.held {
+            Held::Chunk { .. } => self.queued_chunks -= 1,
+            Held::Copied(records) => self.queued_copied_bytes -= std::mem::size_of_val(&**records),
+        }
+        Some(full)
+    }
+
     fn slot_of(&self, buf: NonNull<ThreadBuffer>) -> Option<usize> {
         self.slots.iter().position(|s| s.buf == buf)
     }
@@ -831,7 +913,7 @@ impl Output {
         // before it queued it under the registry lock (which this thread
         // took to dequeue it), and nobody writes it until it is recycled.
         // Site pointers: the C ABI contract.
-        unsafe { self.format(full.id, full.tid, full.chunk.records(full.from, full.upto)) };
+        unsafe { self.format(full.id, full.tid, full.records()) };
         if let Some((now_ns, name)) = &full.retired {
             self.close_thread(full.id, *now_ns, name.as_deref(), true);
         }
@@ -1054,6 +1136,8 @@ impl Runtime {
             registry: Mutex::new(Registry {
                 slots: Vec::new(),
                 queue: VecDeque::new(),
+                queued_chunks: 0,
+                queued_copied_bytes: 0,
                 spares: Vec::new(),
                 next_id: 0,
                 writer: WriterState::Idle,
@@ -1146,17 +1230,19 @@ impl Runtime {
         let full = Full {
             id: slot.id,
             tid: slot.tid,
-            chunk: b.chunk(),
-            from: slot.drained,
-            // SAFETY: this thread's own chunk, written by it up to `len`.
-            upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
+            held: Held::Chunk {
+                chunk: b.chunk(),
+                from: slot.drained,
+                // SAFETY: this thread's own chunk, written by it up to `len`.
+                upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
+            },
             retired: None,
         };
         slot.drained = 0;
         // Swapped under the lock: a flush reads the chunk pointer and the
         // length only under it.
         b.replace_chunk(fresh);
-        reg.queue.push_back(full);
+        reg.enqueue(full);
         let mut help = false;
         if closing {
             // The final flush is under way and takes this chunk: stop here
@@ -1167,7 +1253,7 @@ impl Runtime {
                 .wait_while(reg, |r| r.closing && !r.finished)
                 .unwrap_or_else(|e| e.into_inner());
         } else {
-            if reg.writer == WriterState::Running && reg.queue.len() > MAX_QUEUED {
+            if reg.writer == WriterState::Running && reg.queued_chunks > MAX_QUEUED {
                 // Back-pressure: wait until the writer is one chunk behind
                 // the limit again (not until it has drained everything), so
                 // both keep running.
@@ -1175,7 +1261,9 @@ impl Runtime {
                 reg = self
                     .drained
                     .wait_while(reg, |r| {
-                        r.queue.len() > MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+                        r.queued_chunks > MAX_QUEUED
+                            && r.writer == WriterState::Running
+                            && !r.closing
                     })
                     .unwrap_or_else(|e| e.into_inner());
             }
@@ -1211,12 +1299,14 @@ impl Runtime {
                 if reg.closing {
                     return;
                 }
-                reg.queue.pop_front()
+                reg.dequeue()
             };
             match next {
                 Some(full) => {
                     out.format_full(&full);
-                    self.registry().recycle(full.chunk);
+                    if let Some(chunk) = full.chunk() {
+                        self.registry().recycle(chunk);
+                    }
                     // Freed before the file is lent out below: a fork then
                     // would leave the thread name to no thread of the child.
                     drop(full);
@@ -1449,19 +1539,21 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
     // chunk can be queued behind the live ones.
     let mut reg = loop {
         let mut reg = rt.registry();
-        match reg.queue.pop_front() {
+        match reg.dequeue() {
             Some(full) => {
                 drop(reg);
                 if past() {
                     // SAFETY: as in `Output::format_full`.
-                    skipped += events_in(unsafe { full.chunk.records(full.from, full.upto) });
+                    skipped += events_in(unsafe { full.records() });
                     if let Some((now_ns, name)) = &full.retired {
                         out.close_thread(full.id, *now_ns, name.as_deref(), true);
                     }
                 } else {
                     out.format_full(&full);
                 }
-                rt.registry().recycle(full.chunk);
+                if let Some(chunk) = full.chunk() {
+                    rt.registry().recycle(chunk);
+                }
             }
             None => break reg,
         }
@@ -1551,14 +1643,29 @@ fn retire(buf: NonNull<ThreadBuffer>) {
     // SAFETY: the exiting thread's own live buffer.
     let b = unsafe { buf.as_ref() };
     let mut reg = rt.registry();
-    if reg.writer == WriterState::Running && reg.queue.len() >= MAX_QUEUED {
+    // Whether this thread's records go as a copy (see `COPIED_AT_EXIT`),
+    // its chunk reused at once: then it waits only for a queue of
+    // `MAX_QUEUED_EXITS` entries.
+    let copies = reg.slot_of(buf).is_some_and(|i| {
+        b.len(Ordering::Relaxed)
+            .saturating_sub(reg.slots[i].drained)
+            <= COPIED_AT_EXIT
+    });
+    let backlogged = |r: &Registry| {
+        if copies {
+            r.queue.len() >= MAX_QUEUED_EXITS
+        } else {
+            r.queued_chunks >= MAX_QUEUED
+        }
+    };
+    if reg.writer == WriterState::Running && backlogged(&reg) {
         // Back-pressure, as in `hand_off`. The slot stays registered while
         // waiting, so a final flush meanwhile still takes its records.
         rt.wake.notify_one();
         reg = rt
             .drained
             .wait_while(reg, |r| {
-                r.queue.len() >= MAX_QUEUED && r.writer == WriterState::Running && !r.closing
+                backlogged(r) && r.writer == WriterState::Running && !r.closing
             })
             .unwrap_or_else(|e| e.into_inner());
     }
@@ -1577,13 +1684,34 @@ fn retire(buf: NonNull<ThreadBuffer>) {
                 // The thread ends inside slices still open.
                 let now = clock::stamp();
                 let name = thread_name(slot.tid);
-                reg.queue.push_back(Full {
+                let chunk = b.chunk();
+                // SAFETY: this thread's own chunk, written up to `len`.
+                let upto = unsafe { slot.before_cut(chunk, slot.drained, len) };
+                let held = if upto - slot.drained <= COPIED_AT_EXIT {
+                    // SAFETY: as above.
+                    let records = unsafe { chunk.records(slot.drained, upto) };
+                    let bytes = std::mem::size_of_val(records);
+                    let copy = if reg.queued_copied_bytes + bytes <= MAX_COPIED_BYTES {
+                        records.into()
+                    } else {
+                        // The writer is that far behind: the records are
+                        // counted, and the entry still ends the thread.
+                        drop_events(events_in(records));
+                        Box::default()
+                    };
+                    reg.recycle(chunk);
+                    Held::Copied(copy)
+                } else {
+                    Held::Chunk {
+                        chunk,
+                        from: slot.drained,
+                        upto,
+                    }
+                };
+                reg.enqueue(Full {
                     id: slot.id,
                     tid: slot.tid,
-                    chunk: b.chunk(),
-                    from: slot.drained,
-                    // SAFETY: this thread's own chunk, written up to `len`.
-                    upto: unsafe { slot.before_cut(b.chunk(), slot.drained, len) },
+                    held,
                     retired: Some((now, name)),
                 });
                 !closing && reg.writer != WriterState::Running
@@ -1821,22 +1949,18 @@ extern "C" fn fork_child() {
         out.cx.payloads = true;
         // Learn which slices the forking thread is inside of, without
         // writing anything: its queued chunks in order, then its live one.
-        for full in std::mem::take(&mut reg.queue) {
+        while let Some(full) = reg.dequeue() {
             if Some(full.id) == own_id {
                 let decoder = out
                     .decoders
                     .entry(full.id)
                     .or_insert_with(|| ThreadDecoder::new(full.tid));
                 // SAFETY: as in `Output::format_full`.
-                unsafe {
-                    decoder.decode(
-                        full.chunk.records(full.from, full.upto),
-                        &mut out.cx,
-                        &mut NullSink,
-                    )
-                };
+                unsafe { decoder.decode(full.records(), &mut out.cx, &mut NullSink) };
             }
-            reg.recycle(full.chunk);
+            if let Some(chunk) = full.chunk() {
+                reg.recycle(chunk);
+            }
         }
         let tid = current_tid();
         if let Some(index) = own_slot {
