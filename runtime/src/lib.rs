@@ -167,6 +167,9 @@ pub unsafe extern "C" fn perfflow_weave_before(
     flow: *const c_char,
     pcut: *const c_char,
 ) {
+    if tracing_off() {
+        return;
+    }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
         Some(found) if is_around_async(found) => {
@@ -197,6 +200,9 @@ pub unsafe extern "C" fn perfflow_weave_after(
     flow: *const c_char,
     pcut: *const c_char,
 ) {
+    if tracing_off() {
+        return;
+    }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_upstream(is_async != 0, module, function, scope, flow, pcut) } {
         Some(found) if is_around_async(found) => {
@@ -207,6 +213,14 @@ pub unsafe extern "C" fn perfflow_weave_after(
     }
 }
 
+/// True once the runtime has started with tracing off (`log-enable=False`,
+/// or a trace file it could not create): the name-based entry points then
+/// return before looking a name up, so they intern nothing and say nothing.
+#[inline(always)]
+fn tracing_off() -> bool {
+    !buffer::perfflow_enabled.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Opens a manually marked region named `name` on the calling thread.
 ///
 /// # Safety
@@ -214,6 +228,9 @@ pub unsafe extern "C" fn perfflow_weave_after(
 /// duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
+    if tracing_off() {
+        return;
+    }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_region(name) } {
         Some(found) => buffer::record_enter(found.site()),
@@ -227,6 +244,9 @@ pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
 /// As for [`perfflow_region_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
+    if tracing_off() {
+        return;
+    }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_region(name) } {
         Some(found) => buffer::record_exit(found.site()),
@@ -241,6 +261,9 @@ pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
 /// As for [`perfflow_region_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_end_unwind(name: *const c_char) {
+    if tracing_off() {
+        return;
+    }
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_region(name) } {
         Some(found) => buffer::record_exit_with(found.site(), Payload::Unwound),

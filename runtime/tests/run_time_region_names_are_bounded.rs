@@ -55,3 +55,18 @@ fn names_past_the_limit_are_dropped_and_counted_and_known_names_still_record() {
         done.stderr
     );
 }
+
+/// With tracing off, names are not even looked up: nothing is interned,
+/// dropped or said, however many names the program makes.
+#[test]
+fn with_tracing_off_names_cost_nothing_and_say_nothing() {
+    let scratch = Scratch::new("region-names-off");
+    let bin = program("region_names_built_at_run_time");
+    let done = run(command(&bin, &scratch.path)
+        .arg((LIMIT + OVER).to_string())
+        .env("PERFFLOW_OPTIONS", "log-enable=False"));
+    assert!(done.status.success(), "stderr: {}", done.stderr);
+    assert_eq!(done.stderr, "", "nothing on stderr");
+    assert_eq!(done.printed("dropped").as_deref(), Some("0"));
+    assert!(pfw_files(&scratch.path).is_empty());
+}
