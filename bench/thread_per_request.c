@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    for (double t = 0; (t = now() - start) < seconds;) {
+    for (double t = now() - start; t < seconds; t = now() - start) {
         while (requests < t * rate && now() - start < seconds) {
             pthread_t thread;
             if (pthread_create(&thread, &attr, request, NULL) != 0)

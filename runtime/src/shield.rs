@@ -104,23 +104,26 @@ static NOTE_STDERR_BEFORE_MAIN: extern "C" fn() = note_stderr_before_main;
 /// Whether a warning may go to descriptor 2 now (see the module's
 /// documentation).
 fn stderr_is_the_programs() -> bool {
-    let fd = libc::STDERR_FILENO;
-    let Some(now) = identity(fd) else {
-        return false;
-    };
-    let at_start = *STDERR_AT_START.get_or_init(|| Some(now));
-    if at_start == Some(now) {
-        return true;
-    }
     let mut st = MaybeUninit::<libc::stat>::uninit();
     // SAFETY: `st` is a valid stat buffer, read only when `fstat` filled it.
-    let mode = unsafe {
-        if libc::fstat(fd, st.as_mut_ptr()) != 0 {
+    let st = unsafe {
+        if libc::fstat(libc::STDERR_FILENO, st.as_mut_ptr()) != 0 {
             return false;
         }
-        st.assume_init().st_mode & libc::S_IFMT
+        st.assume_init()
     };
-    at_start.is_some() && matches!(mode, libc::S_IFCHR | libc::S_IFIFO | libc::S_IFSOCK)
+    let now = Identity {
+        dev: st.st_dev,
+        ino: st.st_ino,
+    };
+    match *STDERR_AT_START.get_or_init(|| Some(now)) {
+        Some(at_start) if at_start == now => true,
+        Some(_) => matches!(
+            st.st_mode & libc::S_IFMT,
+            libc::S_IFCHR | libc::S_IFIFO | libc::S_IFSOCK
+        ),
+        None => false,
+    }
 }
 
 /// Writes `args` and a newline on stderr in one write, which a closed pipe
