@@ -57,6 +57,8 @@ Exit status:
      database or output file cannot be written
   2  the command line is wrong
   3  compare --fail-if-slower: a significant slowdown beyond the limit
+  A reader that stops early (`| head`) ends the tool through SIGPIPE,
+  quietly, as it does other Unix filters.
 
 Examples:
   perfflow-trace check perfflow.array.node1.4242.pfw
