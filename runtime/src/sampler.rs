@@ -24,7 +24,9 @@ use perfflow_monitor::{hardware_metadata, Sampler, SamplerConfig, Source};
 pub(crate) fn start(interval: Duration, sources: Vec<Source>) {
     let spawned = crate::signals::spawn_service("perfflow-sampler", move || run(interval, sources));
     if let Err(e) = spawned {
-        eprintln!("perfflow: cannot start the metric sampler ({e}); the trace has no metrics");
+        crate::shield::stderr_line(format_args!(
+            "perfflow: cannot start the metric sampler ({e}); the trace has no metrics"
+        ));
     }
 }
 

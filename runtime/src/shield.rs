@@ -128,14 +128,31 @@ fn stderr_is_the_programs() -> bool {
 
 /// Writes `args` and a newline on stderr in one write, which a closed pipe
 /// or a full disk fails quietly (see [`shielded`]), unless descriptor 2 is
-/// no longer the program's stderr.
+/// no longer the program's stderr. Control characters in `args` (a site or
+/// file name may hold any byte) are written as `\u{..}` escapes, so a
+/// warning is one line and cannot move a terminal's cursor or change its
+/// state.
 pub(crate) fn stderr_line(args: fmt::Arguments<'_>) {
     if !stderr_is_the_programs() {
         return;
     }
-    let mut line = args.to_string();
-    line.push('\n');
+    let line = one_line(&args.to_string());
     let _ = shielded(|| io::stderr().lock().write_all(line.as_bytes()));
+}
+
+/// `text` with each control character (C0, DEL, C1) escaped as Rust
+/// writes it in a debug string, and a newline after it.
+fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        if c.is_control() {
+            line.extend(c.escape_debug());
+        } else {
+            line.push(c);
+        }
+    }
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]
@@ -165,6 +182,15 @@ mod tests {
     /// restored. (Rust's test harness ignores SIGPIPE, so the thread blocks
     /// it itself: a signal the write raised would stay pending, not be
     /// discarded, if it were not taken back.)
+    #[test]
+    fn a_warning_is_one_line_whatever_its_names_hold() {
+        assert_eq!(one_line("plain text, é"), "plain text, é\n");
+        assert_eq!(
+            one_line("site \u{1b}[2J\rname\nnext\u{7f}\u{9b}"),
+            "site \\u{1b}[2J\\rname\\nnext\\u{7f}\\u{9b}\n"
+        );
+    }
+
     #[test]
     fn a_broken_pipe_gives_an_error_and_leaves_no_signal() {
         std::thread::spawn(|| {
