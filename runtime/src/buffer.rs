@@ -1113,10 +1113,17 @@ impl Runtime {
                 !config.options.cpu_mem_usage && cx.time.is_tsc(),
                 Ordering::Relaxed,
             );
+            // Registered twice. glibc runs each exit handler once, on
+            // whichever exiting thread takes it first; a second thread
+            // calling `exit()` meanwhile takes the next ones and then ends
+            // the process, cutting short the trace the first is completing.
+            // With two registrations, the thread that takes the other one
+            // waits for the completion on the output lock, then finds the
+            // trace finished.
             // SAFETY: registering plain `extern "C"` functions is always
             // valid; glibc also accepts them from a shared library.
             unsafe {
-                if libc::atexit(flush_at_exit) != 0 {
+                if libc::atexit(flush_at_exit) != 0 || libc::atexit(flush_at_exit) != 0 {
                     crate::shield::stderr_line(format_args!(
                         "perfflow: cannot register the exit handler; the trace may be incomplete"
                     ));
