@@ -334,9 +334,13 @@ pub struct PerfettoWriter<W: Write> {
     current_tid: u64,
     next_sequence: u64,
     sites: AddrMap<SiteIds>,
-    /// Interned strings (names and categories share the id space) and
-    /// source locations (keyed by file, function and line).
-    strings: HashMap<Box<[u8]>, u64>,
+    /// Interned event names, categories and source locations (keyed by
+    /// file, function and line). Each is its own table in Perfetto, so a
+    /// string that is both a name and a category has an id in each; the
+    /// ids are distinct across all three, so that [`Sequence::defined`]
+    /// holds one bit per id.
+    names: HashMap<Box<[u8]>, u64>,
+    categories: HashMap<Box<[u8]>, u64>,
     locations: HashMap<LocationKey, u64>,
     next_iid: u64,
     /// Counter tracks by (counter name, value key): uuid; and the group
@@ -362,7 +366,8 @@ impl<W: Write> PerfettoWriter<W> {
             current_tid: NO_THREAD,
             next_sequence: PROCESS_SEQUENCE + 1,
             sites: HashMap::default(),
-            strings: HashMap::new(),
+            names: HashMap::new(),
+            categories: HashMap::new(),
             locations: HashMap::new(),
             next_iid: 1,
             counters: HashMap::new(),
@@ -471,14 +476,24 @@ impl<W: Write> PerfettoWriter<W> {
         self.threads.len() - 1
     }
 
-    fn string_iid(&mut self, text: &[u8]) -> u64 {
-        if let Some(&iid) = self.strings.get(text) {
+    /// The id of `text` in `table` (the writer's names or categories),
+    /// the next of `next_iid` when it has none yet.
+    fn string_iid(table: &mut HashMap<Box<[u8]>, u64>, next_iid: &mut u64, text: &[u8]) -> u64 {
+        if let Some(&iid) = table.get(text) {
             return iid;
         }
-        let iid = self.next_iid;
-        self.next_iid += 1;
-        self.strings.insert(text.into(), iid);
+        let iid = *next_iid;
+        *next_iid += 1;
+        table.insert(text.into(), iid);
         iid
+    }
+
+    fn name_iid(&mut self, text: &[u8]) -> u64 {
+        Self::string_iid(&mut self.names, &mut self.next_iid, text)
+    }
+
+    fn category_iid(&mut self, text: &[u8]) -> u64 {
+        Self::string_iid(&mut self.categories, &mut self.next_iid, text)
     }
 
     fn site_ids(&mut self, site: &Site) -> SiteIds {
@@ -489,8 +504,8 @@ impl<W: Write> PerfettoWriter<W> {
         if !crate::site::known_version(site.abi_version()) {
             Sink::misuse(self, Misuse::UnknownSiteVersion, site);
         }
-        let name = self.string_iid(site.name());
-        let category = self.string_iid(category(site));
+        let name = self.name_iid(site.name());
+        let category = self.category_iid(category(site));
         let location = if site.line() == 0 || site.pointcut().is_async() {
             0
         } else {
@@ -844,8 +859,8 @@ impl<W: Write> PerfettoWriter<W> {
     fn flow_event(&mut self, ev: &TraceEvent<'_>, id: u64) {
         let name = ev.site.scope().unwrap_or(b"flow");
         let ids = SiteIds {
-            name: self.string_iid(name),
-            category: self.string_iid(b"flow"),
+            name: self.name_iid(name),
+            category: self.category_iid(b"flow"),
             location: 0,
         };
         let field = match ev.phase {

@@ -3,7 +3,9 @@
 //! categories, phases, processes, threads, nanosecond times, flow ids,
 //! counter values, metadata); async slices pair by their own ids in each.
 //! `check` passes on both, `summary` prints the same table for both, and
-//! a `.pftrace` cut short is read up to its last whole packet.
+//! a `.pftrace` cut short is read up to its last whole packet. A string
+//! that is both a name and a category (a function named as its file) is
+//! interned in each of Perfetto's tables.
 
 mod support;
 
@@ -54,6 +56,19 @@ static SEND: Site = Site::new(
     c"send",
 );
 
+/// Named as the category of [`FOO`] (its file), which comes first.
+static NAMED_AS_A_FILE: Site = Site::new(
+    Pointcut::Around,
+    Flow::None,
+    c"app.c",
+    c"lib.c",
+    None,
+    c"app_c",
+);
+/// In a file named as [`FOO`], which comes first.
+static IN_A_FILE_NAMED_AS_A_FUNCTION: Site =
+    Site::new(Pointcut::Around, Flow::None, c"load", c"foo", None, c"load");
+
 const PID: u32 = 4242;
 const T0: u64 = 1_700_000_000_123_456_789;
 
@@ -82,6 +97,10 @@ fn feed<S: Sink>(sink: &mut S, json_args: &mut dyn FnMut(&mut S, &[u8], &str)) {
         ev(&MARK, PID, 1_500, Phase::Instant),
         ev(&IO, PID, 1_700, Phase::AsyncBegin(7)),
         ev(&BAR, PID, 2_000, Phase::End),
+        ev(&NAMED_AS_A_FILE, PID, 2_010, Phase::Begin),
+        ev(&NAMED_AS_A_FILE, PID, 2_020, Phase::End),
+        ev(&IN_A_FILE_NAMED_AS_A_FUNCTION, PID, 2_030, Phase::Begin),
+        ev(&IN_A_FILE_NAMED_AS_A_FUNCTION, PID, 2_040, Phase::End),
         ev(&FOO, PID + 1, 2_100, Phase::Begin),
         ev(&SEND, PID + 1, 2_200, Phase::FlowStart(99)),
         ev(&IO, PID + 1, 2_300, Phase::AsyncEnd(7)),
@@ -92,7 +111,7 @@ fn feed<S: Sink>(sink: &mut S, json_args: &mut dyn FnMut(&mut S, &[u8], &str)) {
     ];
     for (i, e) in events.iter().enumerate() {
         sink.event(e);
-        if i == 4 {
+        if i == 8 {
             sink.counter(
                 b"foo",
                 PID,
