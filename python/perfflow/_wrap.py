@@ -2,7 +2,6 @@
 shared by ``perfflow.trace`` and ``perfflowaspect.aspect.critical_path``."""
 
 import functools
-import importlib
 import inspect
 import sys
 
@@ -14,18 +13,18 @@ _warned = set()
 
 
 def _warn_once(message):
-    if message not in _warned:
-        _warned.add(message)
-        print("perfflow warning: " + message, file=sys.stderr)
-
-
-def lookup(module, qualname):
-    """The object named ``qualname`` in ``module``: how a traced function
-    is found again when unpickled."""
-    found = importlib.import_module(module)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
+    """Says ``message`` on stderr once; a stderr that is gone (closed, a
+    pipe without a reader, None) makes it say nothing rather than fail the
+    program's decoration."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    if sys.stderr is None:
+        return
+    try:
+        print("perfflow warning: " + message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _noop():
@@ -52,9 +51,98 @@ def wrap(func, pointcut="around", scope="", flow="NA", name=None):
     if inspect.isasyncgenfunction(func):
         _warn_once("{!r} is an async generator, which is not traced".format(func))
         return func
-    return _native.traced(
-        func, name, category, pointcut, scope, flow, inspect.isgeneratorfunction(func)
-    )
+    site = _native.site(name, category, pointcut, scope, flow)
+    if inspect.isgeneratorfunction(func):
+        return _generator(func, site)
+    return _call(func, site)
+
+
+# The wrappers below are Python functions, so a traced function is a
+# function like any other (attributes, weak references, pickling by name,
+# ``inspect``), and no frame of the native module is on the stack while it
+# runs: CPython ends a daemon thread still running at exit by unwinding its
+# stack (``pthread_exit``), which only Python and C frames let through.
+
+
+def _call(func, site):
+    """Each call of ``func`` is a span of ``site``; one left by an
+    exception ends ``raised`` (not StopIteration or GeneratorExit, which
+    end an iteration or a generator normally)."""
+    enter, leave, leave_raised = site.enter, site.exit, site.exit_raised
+
+    @functools.wraps(func)
+    def traced(*args, **kwargs):
+        enter()
+        try:
+            result = func(*args, **kwargs)
+        except (StopIteration, GeneratorExit):
+            leave()
+            raise
+        except BaseException:
+            leave_raised()
+            raise
+        leave()
+        return result
+
+    return traced
+
+
+def _generator(func, site):
+    """A generator function: each generator it makes is wrapped in a
+    ``_Resumptions``."""
+
+    @functools.wraps(func)
+    def traced(*args, **kwargs):
+        return _Resumptions(func(*args, **kwargs), _native.Resumptions(site))
+
+    return traced
+
+
+class _Resumptions:
+    """A generator of a traced generator function: every resumption
+    (``next``, ``send``, ``throw``, ``close``) is one span on the thread
+    that resumes it, so spans nest correctly whichever thread drives the
+    generator and however long it stays suspended. One collected while
+    suspended closes the generator it wraps without a span, as nothing
+    resumed it."""
+
+    __slots__ = ("_gen", "_spans")
+
+    def __init__(self, gen, spans):
+        self._gen = gen
+        self._spans = spans
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._resume(self._gen.__next__)
+
+    def send(self, value):
+        return self._resume(self._gen.send, value)
+
+    def throw(self, *args):
+        return self._resume(self._gen.throw, *args)
+
+    def close(self):
+        return self._resume(self._gen.close)
+
+    def __getattr__(self, name):
+        return getattr(self._gen, name)
+
+    def _resume(self, method, *args):
+        spans = self._spans
+        height = spans.begin()
+        try:
+            result = method(*args)
+        except (StopIteration, GeneratorExit):
+            spans.end(height, False)
+            raise
+        except BaseException:
+            spans.end(height, True)
+            raise
+        spans.end(height, False)
+        return result
 
 
 def _coroutine(func, name, category, pointcut, scope):
@@ -87,7 +175,7 @@ def _coroutine(func, name, category, pointcut, scope):
             return result
 
         return traced
-    mark = _native.traced(_noop, name, category, pointcut, scope, "NA", False)
+    mark = _call(_noop, _native.site(name, category, pointcut, scope))
     at_entry = pointcut.startswith("before")
 
     @functools.wraps(func)

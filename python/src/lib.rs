@@ -17,10 +17,11 @@
 //! linked against `libperfflow_runtime.so` and loaded later does not even
 //! map a second copy: the loader finds its dependency loaded, by SONAME.
 //!
-//! Wrappers ([`Traced`], [`TracedGenerator`]) hold the address of a site
-//! descriptor built once at decoration time, so a call costs two calls into
-//! the runtime's hot path and one relaxed load of `perfflow_enabled`: no
-//! lock, no allocation, no Python-side state shared between threads.
+//! A traced function is a Python wrapper (`perfflow._wrap`) around calls
+//! of a [`SiteHandle`], which holds the address of a site descriptor made
+//! once per name, category and pointcut: a call costs two calls into the
+//! runtime's hot path and two relaxed loads of `perfflow_enabled`: no lock,
+//! no allocation, no Python-side state shared between threads.
 
 // PyO3 0.22's generated method glue converts errors into themselves.
 #![allow(clippy::useless_conversion)]
@@ -34,9 +35,7 @@ use std::sync::{Mutex, OnceLock};
 use perfflow_runtime::site::{Flow, Pointcut, Site};
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyString, PyTuple, PyType};
-use pyo3::{PyTraverseError, PyVisit};
+use pyo3::types::PyType;
 
 mod regions;
 mod runtime;
@@ -83,219 +82,114 @@ fn is_normal_end(ty: &Bound<'_, PyAny>) -> bool {
     })
 }
 
-/// What a decorated function is, decided once at decoration time.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// A call is the span.
-    Call,
-    /// A call makes a generator; each resumption is a span.
-    Generator,
-}
-
-// A function traced at its site: the object `critical_path` and
-// `perfflow.trace` return for plain functions, methods and generator
-// functions. (No doc comment: it would become the class's `__doc__` and
-// hide the function's.)
-#[pyclass(module = "perfflow._native", frozen)]
-struct Traced {
-    func: PyObject,
+// The site of a traced function (no doc comment: the class's `__doc__`
+// would be this text). `perfflow._wrap` calls `enter` before the function
+// and `exit` or `exit_raised` after it, from a Python wrapper: no frame of
+// this module is on the stack while the function runs, so whatever ends
+// the thread there (CPython ends daemon threads at exit with
+// `pthread_exit`, an unwind no Rust frame may stop) passes through Python
+// and C frames only.
+#[pyclass(module = "perfflow._native", name = "Site", frozen)]
+struct SiteHandle {
     site: &'static Site,
-    shape: Shape,
-}
-
-/// Runs `call` inside one span of `site`: enter before, exit after, also
-/// when it raises (then the exit marks the span's end `raised`, unless
-/// [`is_normal_end`]). One relaxed load decides both ends, so a span is
-/// never left half open.
-#[inline]
-fn span<T>(py: Python<'_>, site: &'static Site, call: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    let api = api();
-    if !api.enabled() {
-        return call();
-    }
-    api.site_enter(site);
-    let result = call();
-    match &result {
-        Err(err) if !is_normal_end(err.get_type_bound(py).as_any()) => api.site_exit_unwind(site),
-        _ => api.site_exit(site),
-    }
-    result
 }
 
 #[pymethods]
-impl Traced {
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<PyObject> {
-        let func = self.func.bind(py);
-        match self.shape {
-            Shape::Call => span(py, self.site, || func.call(args, kwargs).map(Bound::unbind)),
-            Shape::Generator => {
-                let gen = func.call(args, kwargs)?.unbind();
-                let traced = TracedGenerator {
-                    gen,
-                    site: self.site,
-                    suspended: Default::default(),
-                };
-                Ok(Py::new(py, traced)?.into_any())
-            }
+impl SiteHandle {
+    fn enter(&self) {
+        let api = api();
+        if api.enabled() {
+            api.site_enter(self.site);
         }
     }
 
-    /// Lets the garbage collector see the function, so a cycle through it
-    /// (a recursive nested function refers to its own wrapper) is freed;
-    /// the function's own clearing breaks such a cycle.
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.func)
-    }
-
-    /// Binds to an instance like a function does, so decorated methods get
-    /// `self`.
-    fn __get__(
-        slf: Bound<'_, Self>,
-        obj: Option<Bound<'_, PyAny>>,
-        _owner: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<PyObject> {
-        let py = slf.py();
-        match obj {
-            Some(obj) if !obj.is_none() => {
-                static METHOD_TYPE: GILOnceCell<PyObject> = GILOnceCell::new();
-                let method_type = METHOD_TYPE.get_or_try_init(py, || {
-                    Ok::<_, PyErr>(py.import_bound("types")?.getattr("MethodType")?.unbind())
-                })?;
-                Ok(method_type.bind(py).call1((slf, obj))?.unbind())
-            }
-            _ => Ok(slf.into_any().unbind()),
+    fn exit(&self) {
+        let api = api();
+        if api.enabled() {
+            api.site_exit(self.site);
         }
     }
 
-    /// `__name__`, `__doc__`, `__module__`, `__qualname__` and the rest are
-    /// the function's; `__wrapped__` is the function.
-    fn __getattr__(&self, py: Python<'_>, attr: &Bound<'_, PyString>) -> PyResult<PyObject> {
-        if attr.to_cow()? == "__wrapped__" {
-            return Ok(self.func.clone_ref(py));
+    /// The exit of a call left by an exception: its span's end says
+    /// `raised`.
+    fn exit_raised(&self) {
+        let api = api();
+        if api.enabled() {
+            api.site_exit_unwind(self.site);
         }
-        Ok(self.func.bind(py).getattr(attr)?.unbind())
     }
 
-    /// The function's, not the class's: these two are found on the class
-    /// before `__getattr__` is asked.
-    #[getter(__module__)]
-    fn module(&self, py: Python<'_>) -> PyResult<PyObject> {
-        Ok(self.func.bind(py).getattr("__module__")?.unbind())
-    }
-
-    #[getter(__doc__)]
-    fn doc(&self, py: Python<'_>) -> PyResult<PyObject> {
-        Ok(self.func.bind(py).getattr("__doc__")?.unbind())
-    }
-
-    /// Pickled by reference, like the function it replaces (multiprocessing
-    /// with `spawn` sends module-level functions this way): unpickling
-    /// looks the name up in the function's module, finding this object.
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let func = self.func.bind(py);
-        let lookup = py.import_bound("perfflow._wrap")?.getattr("lookup")?;
-        let place = (func.getattr("__module__")?, func.getattr("__qualname__")?);
-        Ok((lookup, place).into_py(py))
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("<perfflow traced {}>", self.func.bind(py).repr()?))
+    fn __repr__(&self) -> String {
+        format!(
+            "<perfflow site {:?}>",
+            String::from_utf8_lossy(self.site.name())
+        )
     }
 }
 
-/// The generator a traced generator function returns: every resumption
-/// (`next`, `send`, `throw`, `close`) is one span on the thread that
-/// resumes it, so spans nest correctly whichever thread drives the
-/// generator and however long it stays suspended.
+// The resumptions of one generator of a traced generator function, each
+// one span on the thread that resumes it (`perfflow._wrap` drives the
+// generator): `begin` before a resumption, `end` after it.
 #[pyclass(module = "perfflow._native", frozen)]
-struct TracedGenerator {
-    gen: PyObject,
+struct Resumptions {
     site: &'static Site,
     /// Regions open at the last `yield`: a slice of each in every
     /// resumption that runs its code (see `regions.rs`).
     suspended: regions::Suspended,
 }
 
-impl TracedGenerator {
-    fn resume(
-        &self,
-        py: Python<'_>,
-        method: &str,
-        args: &Bound<'_, PyTuple>,
-    ) -> PyResult<PyObject> {
-        let gen = self.gen.bind(py);
-        span(py, self.site, || {
-            let api = api();
-            let height = regions::resume(py, api, &self.suspended);
-            let result = gen.call_method1(method, args.clone()).map(Bound::unbind);
-            regions::suspend(py, api, height, &self.suspended);
-            result
-        })
-    }
-}
-
 #[pymethods]
-impl TracedGenerator {
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.gen)
+impl Resumptions {
+    #[new]
+    fn new(site: &Bound<'_, SiteHandle>) -> Resumptions {
+        Resumptions {
+            site: site.get().site,
+            suspended: Default::default(),
+        }
     }
 
-    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
+    /// Enters the span and begins again the regions open at the last
+    /// `yield`; returns the height of the thread's region stack, for `end`.
+    fn begin(&self, py: Python<'_>) -> usize {
+        let api = api();
+        if api.enabled() {
+            api.site_enter(self.site);
+        }
+        regions::resume(py, api, &self.suspended)
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        self.resume(py, "__next__", &PyTuple::empty_bound(py))
-    }
-
-    fn send(&self, py: Python<'_>, value: PyObject) -> PyResult<PyObject> {
-        self.resume(py, "send", &PyTuple::new_bound(py, [value]))
-    }
-
-    #[pyo3(signature = (*args))]
-    fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-        self.resume(py, "throw", args)
-    }
-
-    fn close(&self, py: Python<'_>) -> PyResult<PyObject> {
-        self.resume(py, "close", &PyTuple::empty_bound(py))
-    }
-
-    fn __getattr__(&self, py: Python<'_>, attr: &Bound<'_, PyString>) -> PyResult<PyObject> {
-        Ok(self.gen.bind(py).getattr(attr)?.unbind())
+    /// Ends the regions left open above `height` (kept for the next
+    /// resumption), then the span; `raised` when the resumption was left
+    /// by an exception other than the generator's normal end.
+    fn end(&self, py: Python<'_>, height: usize, raised: bool) {
+        let api = api();
+        regions::suspend(py, api, height, &self.suspended);
+        if api.enabled() {
+            if raised {
+                api.site_exit_unwind(self.site);
+            } else {
+                api.site_exit(self.site);
+            }
+        }
     }
 }
 
-/// Wraps `func` so each call (or each resumption of the generator it makes)
-/// is recorded at a site named `name` in category `file`.
+/// The site of a traced function: named `name`, in category `file`, made
+/// once per process for the same arguments (a function decorated again and
+/// again, as a nested function is, shares it).
 #[pyfunction]
-#[pyo3(signature = (func, name, file, pointcut = "around", scope = "", flow = "NA", generator = false))]
-#[allow(clippy::too_many_arguments)]
-fn traced(
-    func: PyObject,
-    name: &str,
-    file: &str,
-    pointcut: &str,
-    scope: &str,
-    flow: &str,
-    generator: bool,
-) -> PyResult<Traced> {
+#[pyo3(signature = (name, file, pointcut = "around", scope = "", flow = "NA"))]
+fn site(name: &str, file: &str, pointcut: &str, scope: &str, flow: &str) -> PyResult<SiteHandle> {
     let pointcut = parse_pointcut(pointcut)?;
     let flow = Flow::parse(Some(flow.as_bytes()));
-    Ok(Traced {
-        func,
-        site: leak_site(pointcut, flow, name, file, scope),
-        shape: if generator {
-            Shape::Generator
-        } else {
-            Shape::Call
-        },
+    Ok(SiteHandle {
+        site: cached_site((
+            pointcut,
+            flow,
+            name.to_string(),
+            file.to_string(),
+            scope.to_string(),
+        )),
     })
 }
 
@@ -679,10 +573,10 @@ fn runtime_library() -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     runtime::init().map_err(PyImportError::new_err)?;
-    m.add_class::<Traced>()?;
-    m.add_class::<TracedGenerator>()?;
+    m.add_class::<SiteHandle>()?;
+    m.add_class::<Resumptions>()?;
     m.add_class::<Region>()?;
-    m.add_function(wrap_pyfunction!(traced, m)?)?;
+    m.add_function(wrap_pyfunction!(site, m)?)?;
     m.add_function(wrap_pyfunction!(async_begin, m)?)?;
     m.add_function(wrap_pyfunction!(async_end, m)?)?;
     m.add_function(wrap_pyfunction!(sync_event, m)?)?;

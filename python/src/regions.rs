@@ -1,7 +1,7 @@
 //! Regions open across a `yield` of a traced generator.
 //!
 //! Each resumption of a traced generator is a span on the thread that
-//! resumes it ([`crate::TracedGenerator`]); between two resumptions the
+//! resumes it ([`crate::Resumptions`]); between two resumptions the
 //! generator's frame is suspended and the thread runs its consumer. A
 //! `with perfflow.region(...)` block in the generator that is open at a
 //! `yield` therefore cannot be one slice: it would overlap the resumption
