@@ -132,3 +132,11 @@ def _before_fork():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
+
+
+# A multiprocessing worker that imports perfflow itself, after its fork
+# (the fork server's children, when the server had not imported the main
+# module) or in a new interpreter (spawn), does so before its bootstrap,
+# which runs the after-fork hooks: the same hook completes its trace.
+if "multiprocessing.util" in sys.modules:
+    _before_fork()

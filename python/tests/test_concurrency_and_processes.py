@@ -97,3 +97,30 @@ def test_forked_pool_workers_each_write_their_own_file(program):
 
 def test_spawned_pool_workers_each_write_their_own_file(program):
     each_process_has_its_own_file(program, "spawn")
+
+
+def test_forkserver_pool_workers_each_write_their_own_file(program):
+    each_process_has_its_own_file(program, "forkserver")
+
+
+def test_a_forkserver_child_that_imports_perfflow_itself_keeps_its_events(program):
+    # The fork server does not import the main module here, so the child
+    # imports perfflow after its fork, and ends with os._exit.
+    program.run(
+        """
+        import multiprocessing, perfflow
+
+        @perfflow.trace
+        def work(x):
+            return x
+
+        if __name__ == "__main__":
+            child = multiprocessing.get_context("forkserver").Process(target=work, args=(3,))
+            child.start()
+            child.join()
+            assert child.exitcode == 0
+        """
+    )
+    files = program.traces()
+    assert len(files) == 1, files
+    assert counts(read_trace(files[0])) == {("work", "B"): 1, ("work", "E"): 1}
