@@ -15,7 +15,8 @@
 //!   `async_id`; a track per process, thread, async span and counter value, names and
 //!   categories as strings in each event (no interning: converting is not
 //!   the hot path), `X` as a begin and an end, flows as instants with flow
-//!   ids, other metadata as `chrome_events.metadata` JSON values. Packets
+//!   ids, other metadata as `chrome_events.metadata` JSON values in packets
+//!   with the process's `trusted_pid`. Packets
 //!   are encoded by `prost` from the message types the reader decodes.
 //!
 //! A `.pftrace` closes a slice on its track, in the order of the packets;
@@ -32,7 +33,6 @@
 //! paired, not the file.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -42,6 +42,7 @@ use serde_json::Value;
 
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
+use crate::output::{same_file, OutputFile};
 use crate::pftrace::{
     ChromeEventBundle, ChromeMetadata, Clock, ClockSnapshot, CounterDescriptor, DebugAnnotation,
     ProcessDescriptor, ThreadDescriptor, TracePacket, TracePacketDefaults, TrackDescriptor,
@@ -89,7 +90,7 @@ impl std::fmt::Display for ConvertError {
             }
             ConvertError::OutputIsInput { path } => write!(
                 f,
-                "{}: the output is the input; name another file",
+                "{} is both the input and the output; expected another output file",
                 path.display()
             ),
             ConvertError::Unrepresentable { path, line, detail } => write!(
@@ -123,19 +124,19 @@ pub fn is_pftrace_name(path: &Path) -> bool {
 /// Converts the trace at `input` into `output`, whose name chooses the
 /// format (`*.pftrace`: Perfetto, anything else: Chrome JSON).
 pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
-    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
-        if a == b {
-            return Err(ConvertError::OutputIsInput {
-                path: input.to_path_buf(),
-            });
-        }
+    if same_file(input, output) {
+        return Err(ConvertError::OutputIsInput {
+            path: input.to_path_buf(),
+        });
     }
     let write_error = |source| ConvertError::Write {
         path: output.to_path_buf(),
         source,
     };
-    let file = File::create(output).map_err(write_error)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    // Written whole or not at all: an error below leaves what was at
+    // `output` as it was.
+    let mut staged = OutputFile::create(output).map_err(write_error)?;
+    let mut out = BufWriter::with_capacity(1 << 20, staged.file());
     let to_perfetto = is_pftrace_name(output);
     let mut events = 0u64;
     let mut failed: Option<io::Error> = None;
@@ -182,8 +183,6 @@ pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
         return Err(write_error(e));
     }
     if let Some(Unfit { line, detail }) = unfit {
-        drop(out);
-        let _ = std::fs::remove_file(output);
         return Err(ConvertError::Unrepresentable {
             path: input.to_path_buf(),
             line,
@@ -194,6 +193,8 @@ pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
         out.write_all(b"\n]\n").map_err(write_error)?;
     }
     out.flush().map_err(write_error)?;
+    drop(out);
+    staged.commit().map_err(write_error)?;
     Ok(Converted {
         events,
         to_perfetto,
@@ -702,6 +703,7 @@ impl PerfettoEncoder {
                             ..Default::default()
                         }],
                     }),
+                    trusted_pid: i32::try_from(pid).ok(),
                     ..Self::base()
                 },
                 out,

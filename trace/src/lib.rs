@@ -90,6 +90,7 @@ mod export;
 mod merge;
 mod model;
 mod outcome;
+mod output;
 mod pftrace;
 mod profile;
 mod read;
@@ -117,6 +118,7 @@ pub use merge::{
 pub use model::{
     load, load_db, ClockShift, Link, LinkKind, LoadError, ProcessInfo, Span, ThreadInfo, Workflow,
 };
+pub use output::{same_file, write_whole, OutputFile};
 pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,

@@ -48,8 +48,10 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::convert::{convert, is_pftrace_name};
 use crate::error::TraceError;
 use crate::event::{Event, Phase};
+use crate::output::{same_file, OutputFile};
 use crate::read::{stream_trace_text, TraceInfo};
 
 /// How [`merge`] treats clocks.
@@ -193,13 +195,6 @@ pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, Mer
         files.extend(found);
     }
     Ok(files)
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// One process of the merged trace.
@@ -514,7 +509,9 @@ fn violations(hosts: &[String], cross: &[CrossFlow], offsets: &[i64]) -> Vec<Vio
         .collect()
 }
 
-/// Merges the trace `files` into one Chrome JSON array at `output`.
+/// Merges the trace `files` into one Chrome JSON array at `output`, or,
+/// when its name ends in `.pftrace`, one Perfetto trace (the JSON array
+/// written beside it first, then converted).
 ///
 /// One pass copies the events and learns the processes and flows; the
 /// process names follow the events. A second pass rewrites the file only
@@ -524,6 +521,25 @@ pub fn merge(
     output: &Path,
     options: MergeOptions,
 ) -> Result<MergeReport, MergeError> {
+    if is_pftrace_name(output) {
+        let write_error = |source| MergeError::Write {
+            path: output.to_path_buf(),
+            source,
+        };
+        let dir = match output.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let json = tempfile::Builder::new()
+            .prefix(".merged.")
+            .suffix(".pfw")
+            .tempfile_in(dir)
+            .map_err(write_error)?;
+        let report = merge(files, json.path(), options)?;
+        convert(json.path(), output)
+            .map_err(|error| write_error(std::io::Error::other(error.to_string())))?;
+        return Ok(report);
+    }
     let mut survey = Survey::default();
     write_merged(files, output, &mut survey, None)?;
     let mut hosts: Vec<String> = survey.processes.iter().map(|p| p.host.clone()).collect();
@@ -579,12 +595,15 @@ fn write_merged(
     survey: &mut Survey,
     shift: Option<&[i64]>,
 ) -> Result<(), MergeError> {
-    let file = File::create(output).map_err(|source| MergeError::Write {
+    let write_error = |source| MergeError::Write {
         path: output.to_path_buf(),
         source,
-    })?;
+    };
+    // Written whole or not at all: an error below leaves what was at
+    // `output` as it was.
+    let mut staged = OutputFile::create(output).map_err(write_error)?;
     let mut writer = Writer {
-        out: BufWriter::with_capacity(1 << 20, file),
+        out: BufWriter::with_capacity(1 << 20, staged.file()),
         line: Vec::with_capacity(4096),
         first: true,
     };
@@ -594,12 +613,10 @@ fn write_merged(
             writer.out.write_all(b"\n]\n")?;
             writer.out.flush().map_err(Failure::Io)
         });
+    drop(writer);
     match written {
-        Ok(()) => Ok(()),
-        Err(Failure::Io(source)) => Err(MergeError::Write {
-            path: output.to_path_buf(),
-            source,
-        }),
+        Ok(()) => staged.commit().map_err(write_error),
+        Err(Failure::Io(source)) => Err(write_error(source)),
         Err(Failure::Merge(error)) => Err(error),
     }
 }
@@ -616,13 +633,13 @@ impl From<std::io::Error> for Failure {
     }
 }
 
-struct Writer {
-    out: BufWriter<File>,
+struct Writer<'a> {
+    out: BufWriter<&'a mut File>,
     line: Vec<u8>,
     first: bool,
 }
 
-impl Writer {
+impl Writer<'_> {
     /// Writes the event in `line`, after a separator unless it is the first.
     fn emit(&mut self) -> std::io::Result<()> {
         if !self.first {
@@ -650,7 +667,7 @@ fn sort_indexes(processes: &[Process]) -> Vec<usize> {
 
 /// The process names and sort order, after the events (Chrome JSON
 /// readers take metadata anywhere in the file).
-fn write_process_names(writer: &mut Writer, processes: &[Process]) -> Result<(), Failure> {
+fn write_process_names(writer: &mut Writer<'_>, processes: &[Process]) -> Result<(), Failure> {
     let sort = sort_indexes(processes);
     for (index, process) in processes.iter().enumerate() {
         for (name, args) in [
@@ -682,7 +699,7 @@ const FIRST_THREAD: i64 = 1_000_000;
 /// pass (`shift` is `None`) also learns who each process is and the ends of
 /// every flow; a later pass adds `shift[process]` to each event's `ts`.
 fn copy_events(
-    writer: &mut Writer,
+    writer: &mut Writer<'_>,
     files: &[PathBuf],
     survey: &mut Survey,
     shift: Option<&[i64]>,

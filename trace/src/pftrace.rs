@@ -92,6 +92,10 @@ pub(crate) struct TracePacket {
     pub(crate) track_descriptor: Option<TrackDescriptor>,
     #[prost(message, optional, tag = "5")]
     pub(crate) chrome_events: Option<ChromeEventBundle>,
+    /// The process the packet is of: set on the metadata of a converted
+    /// trace of many processes (a merged one).
+    #[prost(int32, optional, tag = "79")]
+    pub(crate) trusted_pid: Option<i32>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -762,7 +766,7 @@ impl Reader {
                     _ => Value::Null,
                 };
                 let name = m.name.unwrap_or_default();
-                let pid = self.pid;
+                let pid = p.trusted_pid.map(i64::from).or(self.pid);
                 self.emit(
                     sink,
                     Phase::Metadata,

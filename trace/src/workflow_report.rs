@@ -33,6 +33,7 @@ use perfflow_report::units::Unit;
 use crate::critical_path::{critical_path, Step};
 use crate::event::{Event, Phase};
 use crate::model::load;
+use crate::output::{same_file, write_whole};
 use crate::read::stream_trace;
 use crate::summary::{FunctionStats, Summarizer, Summary};
 use crate::treatments::{
@@ -359,6 +360,18 @@ pub fn write_report(
     runs: Option<RunsInput>,
     output: &Path,
 ) -> Result<(), String> {
+    let db = runs.as_ref().map(|runs| runs.db);
+    if let Some(input) = files
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(db)
+        .find(|input| same_file(input, output))
+    {
+        return Err(format!(
+            "{} is both an input and the output; expected another -o file",
+            input.display()
+        ));
+    }
     let w = analyse(files).map_err(|e| e.to_string())?;
     let mut page = Page::new("Workflow report");
     let span = w.summary.span_ns().unwrap_or(0);
@@ -449,7 +462,7 @@ pub fn write_report(
     if let Some(dir) = metrics {
         node_metrics(&mut page, &w, dir)?;
     }
-    std::fs::write(output, page.finish())
+    write_whole(output, page.finish().as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))
 }
 

@@ -3,7 +3,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use perfflow_trace::{load, load_db, merge, trace_files, CompactPath, MergeOptions, Workflow};
+use perfflow_trace::{
+    is_pftrace_name, load, load_db, merge, same_file, trace_files, CompactPath, MergeOptions,
+    Workflow,
+};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -65,6 +68,12 @@ pub(super) fn workflow(
     output: Option<&Path>,
 ) -> Result<(Workflow, Vec<PathBuf>), String> {
     let run = run.as_deref();
+    if let Some(input) = output.and_then(|out| inputs.iter().find(|input| same_file(input, out))) {
+        return Err(format!(
+            "{} is both an input and the output; expected another output file",
+            input.display()
+        ));
+    }
     if let [single] = inputs.as_slice() {
         if is_database(single) {
             return load_db(single, run, fix_clocks)
@@ -100,6 +109,16 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return fail(
                 err,
                 &"-o writes a merged trace, which needs trace files, not a database",
+            );
+        }
+        if is_pftrace_name(output) {
+            return fail(
+                err,
+                &format_args!(
+                    "{}: -o writes a Chrome JSON trace (.pfw), with the path added at its end; \
+                     `perfflow-trace convert` makes a .pftrace of it",
+                    output.display()
+                ),
             );
         }
         let options = MergeOptions {

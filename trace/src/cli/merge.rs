@@ -26,7 +26,8 @@ pub struct Args {
     /// Trace files or directories of them
     #[arg(required = true, value_name = "FILE|DIR")]
     pub inputs: Vec<PathBuf>,
-    /// The merged trace to write
+    /// The merged trace to write: Perfetto's format when its name ends in
+    /// .pftrace, Chrome JSON otherwise
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: PathBuf,
     /// Shift each host's timestamps by the smallest offset (>= 0) that

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::profile;
+use perfflow_trace::{profile, write_whole};
 
 use super::critical_path::{workflow, Inputs};
 use super::{say, EXIT_FAILED, EXIT_OK};
@@ -39,14 +39,14 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         say(err, format_args!("perfflow-trace: profile: {message}"));
         EXIT_FAILED
     };
-    let (workflow, _) = match workflow(&args.workflow, false, None) {
+    let (workflow, _) = match workflow(&args.workflow, false, args.hatchet.as_deref()) {
         Ok(loaded) => loaded,
         Err(message) => return fail(err, &message),
     };
     let profile = profile(&workflow);
     if let Some(hatchet) = &args.hatchet {
         let literal = profile.hatchet_literal(args.by_process);
-        if let Err(error) = std::fs::write(hatchet, literal.to_string()) {
+        if let Err(error) = write_whole(hatchet, literal.to_string().as_bytes()) {
             return fail(err, &format_args!("{}: {error}", hatchet.display()));
         }
     }
