@@ -332,17 +332,34 @@ pub(crate) struct PftraceInfo {
 }
 
 /// Whether a file named `name` whose first bytes are `head` is a
-/// Perfetto trace: named `*.pftrace`, or starting with a `packet` field
-/// (byte 0x0a) that is not a newline before JSON's `[` or `{`.
+/// Perfetto trace: named `*.pftrace` and not starting as JSON does (`[` or
+/// `{`, which no field of a `Trace` begins with), or starting with a
+/// `packet` field (byte 0x0a) that is not a newline before JSON's `[` or
+/// `{`.
 pub(crate) fn is_pftrace(name: &std::path::Path, head: &[u8]) -> bool {
     if name.extension().is_some_and(|x| x == "pftrace") {
-        return true;
+        return !matches!(head.first(), Some(b'[' | b'{'));
     }
     head.first() == Some(&0x0a)
         && head
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             .is_some_and(|&b| b != b'[' && b != b'{')
+}
+
+/// Reads `input` to its end; true when it held only zero bytes.
+fn zero_run_to_end(input: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buffered = input.fill_buf()?;
+        if buffered.is_empty() {
+            return Ok(true);
+        }
+        if buffered.iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        let n = buffered.len();
+        input.consume(n);
+    }
 }
 
 /// Reads a pftrace from `input`, handing each event and its JSON text (as
@@ -618,6 +635,25 @@ impl Reader {
             // A packet read where it lies in the input's buffer, when all
             // of it is there (nearly always): no copy.
             let buffered = input.fill_buf().map_err(io_error)?;
+            if buffered.first() == Some(&0) {
+                // No field has number 0: zero bytes where a packet would
+                // begin are what a file system leaves after the data of a
+                // file whose writer died. Read to their end, they are
+                // ignored, as in a JSON trace; anything after them is an
+                // error.
+                return match zero_run_to_end(&mut input).map_err(io_error)? {
+                    true => Ok(PftraceInfo {
+                        truncated: false,
+                        partial_packet: None,
+                    }),
+                    false => Err(bad(
+                        packet,
+                        "zero bytes, then more data, where a packet should begin; is this a \
+                         Perfetto trace?"
+                            .into(),
+                    )),
+                };
+            }
             if let Some((field, range)) = framed_in(buffered) {
                 self.packet = packet;
                 let used = range.end;

@@ -404,6 +404,10 @@ impl<R: Read> Parser<R> {
                 let outcome = self.object(&mut info, sink);
                 Ok((info, outcome))
             }
+            None if self.checked > self.avail => Err(Stop::Failed(self.layout_error(format!(
+                "the input holds only zero bytes (its writer may have died before writing any \
+                 data); expected {TOP_LEVEL}"
+            )))),
             None => Err(Stop::Failed(
                 self.layout_error(format!("the input is empty; expected {TOP_LEVEL}")),
             )),
@@ -627,57 +631,66 @@ impl<R: Read> Parser<R> {
 
     /// Reads more input; false when there is no more to parse.
     fn fill(&mut self) -> Result<bool, Stop> {
-        if self.input_done || self.invalid_utf8 {
-            return Ok(false);
-        }
-        // Drop what the cursor has passed once it is most of the buffer.
-        let passed = self.pos - self.buf_start;
-        if passed > 0 && passed >= self.buf.len() / 2 {
-            if self.line_start < self.pos {
-                let from = self.line_start.max(self.buf_start) - self.buf_start;
-                self.line_chars_dropped += utf8_chars(&self.buf[from..passed]);
+        loop {
+            if self.input_done || self.invalid_utf8 {
+                return Ok(false);
             }
-            self.buf.drain(..passed);
-            self.buf_start = self.pos;
-        }
-        // Read at least as much as is buffered, so that a value much
-        // larger than a chunk is parsed a bounded number of times.
-        let want = self.chunk.max(self.buf.len());
-        let read = match (&mut self.input)
-            .take(want as u64)
-            .read_to_end(&mut self.buf)
-        {
-            Ok(read) => read,
-            Err(source) => {
-                return Err(Stop::Failed(TraceError::Io {
-                    path: Default::default(),
-                    source,
-                }))
+            // Drop what the cursor has passed once it is most of the buffer.
+            let passed = self.pos - self.buf_start;
+            if passed > 0 && passed >= self.buf.len() / 2 {
+                if self.line_start < self.pos {
+                    let from = self.line_start.max(self.buf_start) - self.buf_start;
+                    self.line_chars_dropped += utf8_chars(&self.buf[from..passed]);
+                }
+                self.buf.drain(..passed);
+                self.buf_start = self.pos;
             }
-        };
-        if read == 0 {
-            self.input_done = true;
-            return Ok(false);
-        }
-        let unchecked = &self.buf[self.checked - self.buf_start..];
-        match std::str::from_utf8(unchecked) {
-            Ok(_) => self.checked += unchecked.len(),
-            Err(error) => {
-                self.checked += error.valid_up_to();
-                // An incomplete character may be completed by the next read.
-                self.invalid_utf8 = error.error_len().is_some();
+            // Read at least as much as is buffered, so that a value much
+            // larger than a chunk is parsed a bounded number of times.
+            let want = self.chunk.max(self.buf.len());
+            let read = match (&mut self.input)
+                .take(want as u64)
+                .read_to_end(&mut self.buf)
+            {
+                Ok(read) => read,
+                Err(source) => {
+                    return Err(Stop::Failed(TraceError::Io {
+                        path: Default::default(),
+                        source,
+                    }))
+                }
+            };
+            if read == 0 {
+                self.input_done = true;
+                return Ok(false);
             }
-        }
-        let checked = &self.buf[..self.checked - self.buf_start];
-        let zeros = checked.iter().rev().take_while(|&&b| b == 0).count();
-        let avail = self.checked - zeros;
-        let grew = avail > self.avail;
-        self.avail = self.avail.max(avail);
-        if grew {
-            Ok(true)
-        } else {
+            let unchecked = &self.buf[self.checked - self.buf_start..];
+            match std::str::from_utf8(unchecked) {
+                Ok(_) => self.checked += unchecked.len(),
+                Err(error) => {
+                    self.checked += error.valid_up_to();
+                    // An incomplete character may be completed by the next
+                    // read.
+                    self.invalid_utf8 = error.error_len().is_some();
+                }
+            }
+            let checked = &self.buf[..self.checked - self.buf_start];
+            let zeros = checked.iter().rev().take_while(|&&b| b == 0).count();
+            let avail = self.checked - zeros;
+            if zeros > 1 && self.checked == self.buf_start + self.buf.len() {
+                // A run of zero bytes: only its first is kept, where an
+                // error is reported should anything but zero bytes follow
+                // (a file of zero bytes, or `/dev/zero`, is read in bounded
+                // memory).
+                self.buf.truncate(avail + 1 - self.buf_start);
+                self.checked = avail + 1;
+            }
+            let grew = avail > self.avail;
+            self.avail = self.avail.max(avail);
+            if grew {
+                return Ok(true);
+            }
             // Zero bytes or part of a character: read on.
-            self.fill()
         }
     }
 
@@ -1017,6 +1030,38 @@ mod tests {
         let text = format!("{ARRAY}\0\0\0");
         let trace = parse_trace(&text).expect("valid trace");
         assert!(!trace.truncated);
+    }
+
+    /// Zero bytes without end, as `/dev/zero` or a long zero tail gives
+    /// them: the buffer keeps one of them, whatever the reads.
+    #[test]
+    fn a_run_of_zero_bytes_is_read_in_bounded_memory() {
+        let input = ARRAY.as_bytes().chain(std::io::repeat(0).take(64 << 20));
+        let mut parser = Parser::with_chunk(input, 4096);
+        let mut largest = 0;
+        while let Ok(true) = parser.fill() {
+            largest = largest.max(parser.buf.len());
+        }
+        assert!(parser.input_done, "the zero bytes were read to their end");
+        largest = largest.max(parser.buf.len());
+        assert!(
+            largest <= 2 * 4096 + ARRAY.len(),
+            "{largest} bytes buffered"
+        );
+        assert_eq!(parser.avail, ARRAY.len());
+    }
+
+    #[test]
+    fn data_after_zero_bytes_is_an_error_at_the_first_zero() {
+        let text = format!("{}\0\0\0\0x", &ARRAY[..ARRAY.len() - 3]);
+        let (line, column, detail) = json_error(&text);
+        assert_eq!((line, column), (3, 61), "{detail}");
+        assert!(detail.contains("found character '\\0'"), "{detail}");
+    }
+
+    #[test]
+    fn a_file_of_zero_bytes_says_so() {
+        assert!(layout_error("\0\0\0\0").contains("only zero bytes"));
     }
 
     #[test]

@@ -272,6 +272,36 @@ fn a_trace_read_in_pieces_gives_the_events_of_one_read_whole() {
 }
 
 #[test]
+fn zero_bytes_after_the_last_packet_are_ignored_and_data_after_them_is_not() {
+    let trace = small_trace();
+    let (whole, _) = events_of(&trace[..]);
+    let mut padded = trace.clone();
+    padded.resize(trace.len() + (1 << 20), 0);
+    for step in [1, 7, 4096] {
+        let (events, info) = events_of(Pieces {
+            bytes: &padded,
+            step,
+        });
+        assert!(!info.truncated);
+        assert_eq!(events, whole, "read {step} bytes at a time");
+    }
+    padded.push(0x0a);
+    let mut events = 0;
+    let read = stream(&padded[..], false, &mut |_, _| events += 1);
+    let error = read.expect_err("data after the zero bytes").to_string();
+    assert!(error.contains("zero bytes, then more data"), "{error}");
+}
+
+#[test]
+fn a_json_trace_named_pftrace_is_read_as_json() {
+    let name = std::path::Path::new("run.pftrace");
+    assert!(!is_pftrace(name, b"[\n{\"name\":"));
+    assert!(!is_pftrace(name, b"{\"traceEvents\":"));
+    assert!(is_pftrace(name, &small_trace()[..16]));
+    assert!(is_pftrace(name, b""));
+}
+
+#[test]
 fn a_varint_beyond_64_bits_is_left_to_prost_which_rejects_it() {
     for tenth in [0x02u8, 0x7f] {
         let mut event = Vec::new();
