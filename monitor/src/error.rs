@@ -83,6 +83,14 @@ pub enum Error {
         /// The metrics directory searched.
         dir: PathBuf,
     },
+    /// A node file that does not read as the monitor writes it; the
+    /// per-job files are not written from it.
+    BadNodeFile {
+        /// The node's data or metadata file.
+        path: PathBuf,
+        /// What was expected and what was found.
+        message: String,
+    },
     /// A source name that is not one of the accepted values.
     UnknownSource {
         /// What was given.
@@ -142,6 +150,11 @@ impl fmt::Display for Error {
                 "{}: no node data (expected the directory .nodes/ that perfflow-monitor writes)",
                 dir.display()
             ),
+            Error::BadNodeFile { path, message } => write!(
+                f,
+                "{}: {message}; the per-job files were left as they were",
+                path.display()
+            ),
             Error::UnknownSource { given, accepted } => {
                 write!(f, "unknown source `{given}`; accepted values: {accepted}")
             }
@@ -154,7 +167,10 @@ impl std::error::Error for Error {
         match self {
             Error::Parse(e) => Some(e),
             Error::Io { source, .. } | Error::Perf { source, .. } => Some(source),
-            Error::Gpu { .. } | Error::NoNodeData { .. } | Error::UnknownSource { .. } => None,
+            Error::Gpu { .. }
+            | Error::NoNodeData { .. }
+            | Error::BadNodeFile { .. }
+            | Error::UnknownSource { .. } => None,
         }
     }
 }

@@ -86,6 +86,9 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
                 store::combine_and(&metrics, None, |_| post::post_process(&config, &out_dir));
             match combined {
                 Ok((s, post)) => {
+                    for skipped in &s.skipped {
+                        eprintln!("perfflow-monitor merge: {skipped}");
+                    }
                     for (host, n) in &s.samples {
                         println!("{host}: {n} samples");
                     }

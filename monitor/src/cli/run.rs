@@ -473,6 +473,9 @@ impl<'a> Recorder<'a> {
         });
         match combined {
             Ok((s, post)) => {
+                for skipped in &s.skipped {
+                    self.log.warn(&skipped.to_string());
+                }
                 self.log.info(&format!(
                     "combined {} node(s) into {}",
                     s.nodes.len(),

@@ -13,7 +13,7 @@
 //!   Rows are held in memory between checkpoints and then appended with
 //!   one write and an `fsync`, so a monitor killed with SIGKILL loses at
 //!   most the rows since the last checkpoint. A torn last line is skipped
-//!   when reading.
+//!   when reading, and counted in [`CombineSummary::skipped`].
 //! - `<host>.meta.json`: the job's and the node's metadata, replaced
 //!   atomically (temporary file, then rename) at each checkpoint.
 //!
@@ -21,12 +21,15 @@
 //! (`cpu_metrics.json`, `perf_metrics.json`, `nv_gpu_metrics.json` where
 //! there are GPUs, `meta_data.json`) atomically, under an exclusive `flock`
 //! on `metrics/.combine.lock`, so monitors finishing together each see the
-//! others' complete files and the last one writes every node.
+//! others' complete files and the last one writes every node. A node file
+//! that is not the monitor's (a data file without a sample, a metadata file
+//! that does not parse) stops it before any of those files is written.
 
 use super::record::{MetricFile, Row};
 use crate::error::Error;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::unix::io::AsRawFd;
@@ -213,50 +216,109 @@ pub struct CombineSummary {
     pub samples: BTreeMap<String, usize>,
     /// The files written.
     pub files: Vec<PathBuf>,
+    /// The node data files with lines that did not parse.
+    pub skipped: Vec<SkippedLines>,
 }
 
-/// Reads one node data file into `data`; returns the rows read. A line
-/// that does not parse (the torn end of a killed writer) is skipped.
-fn read_node_file(path: &Path, data: &mut BTreeMap<MetricFile, FileData>) -> usize {
-    let Ok(f) = File::open(path) else {
-        return 0;
-    };
-    let mut rows = 0;
-    for line in BufReader::new(f).lines() {
-        // A line that is not UTF-8 (a torn write) is skipped like any line
-        // that does not parse; the read stops only at an I/O error.
-        let line = match line {
-            Ok(line) => line,
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => continue,
-            Err(_) => break,
-        };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let Some(file) = v["f"].as_str().and_then(MetricFile::from_key) else {
-            continue;
-        };
-        let fd = data.entry(file).or_default();
-        if let Some(units) = v["units"].as_object() {
-            for (k, u) in units {
-                if let Some(u) = u.as_str() {
-                    fd.units.insert(k.clone(), u.to_string());
-                }
-            }
-            continue;
-        }
-        let (Some(host), Some(t), Some(values)) =
-            (v["h"].as_str(), v["t"].as_f64(), v["v"].as_object())
-        else {
-            continue;
-        };
-        fd.hosts
-            .entry(host.to_string())
-            .or_default()
-            .push(t, values);
-        rows += 1;
+/// Lines of a node data file that did not parse and were skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLines {
+    /// The node data file.
+    pub path: PathBuf,
+    /// How many lines were skipped.
+    pub lines: usize,
+    /// The first of them, 1-based.
+    pub first: usize,
+}
+
+impl fmt::Display for SkippedLines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: skipped {} line(s) that did not parse (the first is line {})",
+            self.path.display(),
+            self.lines,
+            self.first
+        )
     }
-    rows
+}
+
+/// What a line of a node data file holds.
+enum NodeLine {
+    Units,
+    Row,
+}
+
+/// Adds one line of a node data file to `data`; `None` if it does not
+/// parse.
+fn read_node_line(line: &[u8], data: &mut BTreeMap<MetricFile, FileData>) -> Option<NodeLine> {
+    let v = serde_json::from_slice::<Value>(line).ok()?;
+    let file = v["f"].as_str().and_then(MetricFile::from_key)?;
+    if let Some(units) = v["units"].as_object() {
+        let fd = data.entry(file).or_default();
+        for (k, u) in units {
+            if let Some(u) = u.as_str() {
+                fd.units.insert(k.clone(), u.to_string());
+            }
+        }
+        return Some(NodeLine::Units);
+    }
+    let (Some(host), Some(t), Some(values)) =
+        (v["h"].as_str(), v["t"].as_f64(), v["v"].as_object())
+    else {
+        return None;
+    };
+    data.entry(file)
+        .or_default()
+        .hosts
+        .entry(host.to_string())
+        .or_default()
+        .push(t, values);
+    Some(NodeLine::Row)
+}
+
+/// Reads one node data file into `data`; returns the lines skipped, if
+/// any. A line that does not parse (the torn end of a killed writer) is
+/// skipped; a file with lines but no row at all is not the monitor's, and
+/// is an error like a failed read, so the per-job files are never remade
+/// from less than the node wrote.
+fn read_node_file(
+    path: &Path,
+    data: &mut BTreeMap<MetricFile, FileData>,
+) -> Result<Option<SkippedLines>, Error> {
+    let f = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut lines = 0;
+    let mut rows = 0;
+    let mut skipped: Option<SkippedLines> = None;
+    for line in BufReader::new(f).split(b'\n') {
+        let line = line.map_err(|e| io_err(path, e))?;
+        lines += 1;
+        match read_node_line(&line, data) {
+            Some(NodeLine::Row) => rows += 1,
+            Some(NodeLine::Units) => {}
+            None => {
+                skipped
+                    .get_or_insert_with(|| SkippedLines {
+                        path: path.to_path_buf(),
+                        lines: 0,
+                        first: lines,
+                    })
+                    .lines += 1;
+            }
+        }
+    }
+    if lines > 0 && rows == 0 {
+        let unparsed = skipped.map_or(0, |s| s.lines);
+        return Err(Error::BadNodeFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "no sample in its {lines} line(s), {unparsed} of which did not parse; expected \
+                 the JSON lines perfflow-monitor writes, such as \
+                 {{\"f\":\"cpu\",\"h\":\"<host>\",\"t\":<time>,\"v\":{{...}}}}"
+            ),
+        });
+    }
+    Ok(skipped)
 }
 
 /// Puts `value` at the dotted `key` of `obj`, creating objects on the way.
@@ -316,13 +378,14 @@ fn lock(metrics_dir: &Path) -> Result<File, Error> {
     Ok(f)
 }
 
-/// The node metadata files under `nodes_dir`, by node name.
-fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
+/// The node metadata files under `nodes_dir`, by node name. One that
+/// cannot be read or is not a JSON object is an error: its node's job,
+/// times and processes would be lost from the per-job files.
+fn read_node_metas(nodes_dir: &Path) -> Result<BTreeMap<String, Value>, Error> {
     let mut out = BTreeMap::new();
-    let Ok(rd) = std::fs::read_dir(nodes_dir) else {
-        return out;
-    };
-    for e in rd.flatten() {
+    let rd = std::fs::read_dir(nodes_dir).map_err(|e| io_err(nodes_dir, e))?;
+    for e in rd {
+        let e = e.map_err(|e| io_err(nodes_dir, e))?;
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(host) = name.strip_suffix(".meta.json") else {
             continue;
@@ -330,11 +393,33 @@ fn read_node_metas(nodes_dir: &Path) -> BTreeMap<String, Value> {
         if host.starts_with('.') {
             continue;
         }
-        if let Ok(Ok(v)) = std::fs::read(e.path()).map(|b| serde_json::from_slice::<Value>(&b)) {
-            out.insert(host.to_string(), v);
+        let path = e.path();
+        let bytes = std::fs::read(&path).map_err(|e| io_err(&path, e))?;
+        let bad = |message: String| Error::BadNodeFile {
+            path: path.clone(),
+            message,
+        };
+        let v = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+            bad(format!(
+                "not JSON ({e}); expected the node's metadata object that perfflow-monitor writes"
+            ))
+        })?;
+        let found = match v {
+            Value::Object(_) => None,
+            Value::Array(_) => Some("an array"),
+            Value::String(_) => Some("a string"),
+            Value::Number(_) => Some("a number"),
+            Value::Bool(_) => Some("a boolean"),
+            Value::Null => Some("null"),
+        };
+        if let Some(found) = found {
+            return Err(bad(format!(
+                "expected the node's metadata object that perfflow-monitor writes, found {found}"
+            )));
         }
+        out.insert(host.to_string(), v);
     }
-    out
+    Ok(out)
 }
 
 /// Combines every node's files under `metrics_dir` into the per-job files.
@@ -363,7 +448,7 @@ pub fn combine_and<R>(
         });
     }
     let _guard = lock(metrics_dir)?;
-    let mut metas = read_node_metas(&nodes_dir);
+    let mut metas = read_node_metas(&nodes_dir)?;
     let job_of = |m: &Value| match &m["job"]["job_id"] {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -382,6 +467,7 @@ pub fn combine_and<R>(
         metas.retain(|_, m| &job_of(m) == job_id);
     }
     let mut data: BTreeMap<MetricFile, FileData> = BTreeMap::new();
+    let mut skipped = Vec::new();
     let mut nodes: BTreeSet<String> = metas.keys().cloned().collect();
     let mut data_files: Vec<PathBuf> = std::fs::read_dir(&nodes_dir)
         .map_err(|e| io_err(&nodes_dir, e))?
@@ -400,7 +486,7 @@ pub fn combine_and<R>(
             continue;
         }
         nodes.insert(stem);
-        read_node_file(p, &mut data);
+        skipped.extend(read_node_file(p, &mut data)?);
     }
 
     let first_meta = metas.values().next().cloned().unwrap_or(Value::Null);
@@ -410,6 +496,7 @@ pub fn combine_and<R>(
         nodes: nodes.iter().cloned().collect(),
         samples: BTreeMap::new(),
         files: Vec::new(),
+        skipped,
     };
     for file in MetricFile::ALL {
         let fd = data.remove(&file).unwrap_or_default();
@@ -542,6 +629,14 @@ mod tests {
         .unwrap();
         let summary = combine(tmp.path()).unwrap();
         assert_eq!(summary.samples["nodeA"], 1);
+        assert_eq!(
+            summary.skipped,
+            vec![SkippedLines {
+                path: nodes.join("nodeA.jsonl"),
+                lines: 1,
+                first: 6,
+            }]
+        );
         let read = |f: &str| -> Value {
             serde_json::from_slice(&std::fs::read(tmp.path().join(f)).unwrap()).unwrap()
         };
