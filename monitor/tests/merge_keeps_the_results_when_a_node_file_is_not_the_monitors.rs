@@ -152,3 +152,32 @@ fn a_node_metadata_file_that_is_not_json_fails_the_merge_and_leaves_the_results(
     assert!(!String::from_utf8_lossy(&o.stdout).contains("wrote"));
     assert_unchanged(&out, &before);
 }
+
+#[test]
+fn a_node_stopped_during_its_first_write_adds_no_samples_and_fails_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    let rows = node_rows(&metrics(&out).join(".nodes/n1.jsonl"), "cpu");
+    // The node wrote its metadata, then was stopped inside its first line.
+    let meta = std::fs::read_to_string(metrics(&out).join(".nodes/n1.meta.json")).unwrap();
+    std::fs::write(
+        metrics(&out).join(".nodes/n2.meta.json"),
+        meta.replace("\"n1\"", "\"n2\""),
+    )
+    .unwrap();
+    std::fs::write(
+        metrics(&out).join(".nodes/n2.jsonl"),
+        r#"{"f":"cpu","h":"n2","t":1763700000.1,"v":{"cpu_perc"#,
+    )
+    .unwrap();
+
+    let o = merge(tmp.path());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("metrics/.nodes/n2.jsonl") && stderr.contains("skipped 1 line"),
+        "{stderr}"
+    );
+    let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
+    assert_eq!(cpu["n1"]["time_stamps"].as_array().unwrap().len(), rows);
+}

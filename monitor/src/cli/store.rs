@@ -281,18 +281,35 @@ fn read_node_line(line: &[u8], data: &mut BTreeMap<MetricFile, FileData>) -> Opt
 /// any. A line that does not parse (the torn end of a killed writer) is
 /// skipped; a file with lines but no row at all is not the monitor's, and
 /// is an error like a failed read, so the per-job files are never remade
-/// from less than the node wrote.
+/// from less than the node wrote. The exception is a node stopped during
+/// its first write: nothing in its file fails to parse but an unfinished
+/// last line (no newline after it), and it counts as a node without
+/// samples.
 fn read_node_file(
     path: &Path,
     data: &mut BTreeMap<MetricFile, FileData>,
 ) -> Result<Option<SkippedLines>, Error> {
     let f = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut reader = BufReader::new(f);
     let mut lines = 0;
     let mut rows = 0;
     let mut skipped: Option<SkippedLines> = None;
-    for line in BufReader::new(f).split(b'\n') {
-        let line = line.map_err(|e| io_err(path, e))?;
+    let mut line = Vec::new();
+    let mut torn_end = false;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_err(path, e))?;
+        if read == 0 {
+            break;
+        }
+        let finished = line.last() == Some(&b'\n');
+        if finished {
+            line.pop();
+        }
         lines += 1;
+        let before = skipped.as_ref().map_or(0, |s| s.lines);
         match read_node_line(&line, data) {
             Some(NodeLine::Row) => rows += 1,
             Some(NodeLine::Units) => {}
@@ -306,9 +323,13 @@ fn read_node_file(
                     .lines += 1;
             }
         }
+        torn_end = !finished && skipped.as_ref().map_or(0, |s| s.lines) > before;
+    }
+    let unparsed = skipped.as_ref().map_or(0, |s| s.lines);
+    if rows == 0 && unparsed == 1 && torn_end {
+        return Ok(skipped);
     }
     if lines > 0 && rows == 0 {
-        let unparsed = skipped.map_or(0, |s| s.lines);
         return Err(Error::BadNodeFile {
             path: path.to_path_buf(),
             message: format!(
