@@ -86,7 +86,9 @@ pub struct Step {
     /// The span's name; for a link, the flow's or asynchronous span's name.
     pub name: Arc<str>,
     /// For a span, the names of the spans open around it on its thread,
-    /// outermost first, ending with its own.
+    /// outermost first, ending with its own. Deeper than
+    /// [`STACK_OUTER`] + [`STACK_INNER`] spans (deep recursion), the
+    /// outermost and the innermost of them, with one `… N more` between.
     pub stack: Vec<Arc<str>>,
     /// Where the step is (for a link, where it arrives).
     pub place: Place,
@@ -137,6 +139,11 @@ pub struct CriticalPath {
 
 /// No span, link or thread, in the compact records below.
 const NONE: u32 = u32::MAX;
+
+/// Of a stack deeper than both together, the outermost and the innermost
+/// names a step shows (see [`Step::stack`]).
+pub const STACK_OUTER: usize = 4;
+pub const STACK_INNER: usize = 12;
 
 /// An index as a compact record holds it.
 fn index32(index: usize) -> u32 {
@@ -219,6 +226,11 @@ pub struct CompactPath<'w> {
     workflow: &'w Workflow,
     /// Each span's parent on its thread, or [`NONE`].
     parent: Vec<u32>,
+    /// Each span's depth on its thread (0: no parent), and its ancestor
+    /// at depth [`STACK_OUTER`] - 1 (itself when not that deep), where
+    /// the outermost names of a deep stack begin.
+    depth: Vec<u32>,
+    anchor: Vec<u32>,
     records: Vec<Record>,
     places: Vec<Place>,
     totals: Totals,
@@ -245,6 +257,8 @@ impl<'w> CompactPath<'w> {
         let mut path = CompactPath {
             workflow,
             parent: vec![NONE; spans.len()],
+            depth: vec![0; spans.len()],
+            anchor: vec![NONE; spans.len()],
             records: Vec::new(),
             places,
             totals: Totals {
@@ -266,6 +280,8 @@ impl<'w> CompactPath<'w> {
                     stack.pop();
                 }
                 path.parent[span] = stack.last().map_or(NONE, |&p| index32(p));
+                path.depth[span] = index32(stack.len());
+                path.anchor[span] = index32(stack.get(STACK_OUTER - 1).copied().unwrap_or(span));
                 stack.push(span);
             }
             timelines.push(timeline(&thread_spans, spans, &|span| path.end_of(span)));
@@ -461,6 +477,31 @@ impl<'w> CompactPath<'w> {
         self.records.is_empty()
     }
 
+    /// The names on `span`'s stack, outermost first (see [`Step::stack`]):
+    /// a walk of at most [`STACK_OUTER`] + [`STACK_INNER`] parents,
+    /// whatever the depth.
+    fn stack_of(&self, span: usize, name: &mut dyn FnMut(usize) -> Arc<str>) -> Vec<Arc<str>> {
+        let names_up = |from: usize, most: usize, name: &mut dyn FnMut(usize) -> Arc<str>| {
+            let mut names = Vec::new();
+            let mut at = Some(from);
+            while let Some(s) = at.filter(|_| names.len() < most) {
+                names.push(name(s));
+                at = index_of(self.parent[s]);
+            }
+            names.reverse();
+            names
+        };
+        let depth = self.depth[span] as usize + 1;
+        if depth <= STACK_OUTER + STACK_INNER {
+            return names_up(span, depth, name);
+        }
+        let mut stack = names_up(self.anchor[span] as usize, STACK_OUTER, name);
+        let elided = depth - STACK_OUTER - STACK_INNER;
+        stack.push(Arc::from(format!("… {elided} more")));
+        stack.extend(names_up(span, STACK_INNER, name));
+        stack
+    }
+
     /// Step `index` as [`CriticalPath::steps`] holds it; `name` gives a
     /// span's name.
     fn step_with(&self, index: usize, name: &mut dyn FnMut(usize) -> Arc<str>) -> Step {
@@ -473,13 +514,7 @@ impl<'w> CompactPath<'w> {
                 let mut step =
                     Step::new(StepKind::Idle, "(idle)", place(record.thread), start, end);
                 if let Some(span) = index_of(record.what) {
-                    let mut stack = vec![name(span)];
-                    let mut up = self.parent[span];
-                    while let Some(p) = index_of(up) {
-                        stack.push(name(p));
-                        up = self.parent[p];
-                    }
-                    stack.reverse();
+                    let stack = self.stack_of(span, name);
                     step.kind = StepKind::Span;
                     step.name = stack.last().cloned().unwrap_or_default();
                     step.stack = stack;

@@ -119,7 +119,7 @@ pub use model::{
     load, load_db, ClockShift, Link, LinkKind, LoadError, ProcessInfo, Span, ThreadInfo, Workflow,
 };
 pub use output::{same_file, write_whole, OutputFile};
-pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile};
+pub use profile::{profile, AggregateNode, CallNode, ProcessProfile, Profile, MAX_INDENT};
 pub use read::{
     parse_trace, read_trace, stream_reader, stream_trace, stream_trace_text, Layout, Trace,
     TraceInfo,

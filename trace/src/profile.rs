@@ -234,7 +234,8 @@ fn seconds(ns: i64) -> f64 {
 }
 
 fn literal_node(node: &AggregateNode) -> Value {
-    json!({
+    let children: Vec<Value> = node.children.iter().map(literal_node).collect();
+    let mut literal = json!({
         "frame": {"name": node.name, "type": "function"},
         "metrics": {
             "time (inc)": seconds(node.inclusive_ns),
@@ -246,8 +247,11 @@ fn literal_node(node: &AggregateNode) -> Value {
             "time (inc) max": seconds(node.inclusive_max_ns),
             "imbalance": node.imbalance,
         },
-        "children": node.children.iter().map(literal_node).collect::<Vec<_>>(),
-    })
+    });
+    // Moved in, not through `json!`, which would copy the whole subtree
+    // at every level (time growing with the square of the depth).
+    literal["children"] = Value::Array(children);
+    literal
 }
 
 impl AggregateNode {
@@ -294,6 +298,20 @@ impl Profile {
     }
 }
 
+/// Contexts deeper than this are indented as deep as it, their depth
+/// written before their name: the table of a deep recursion stays as wide
+/// as that of a shallow one.
+pub const MAX_INDENT: usize = 32;
+
+/// `name` indented two spaces per level of `depth`.
+fn indented(depth: usize, name: &str) -> String {
+    if depth <= MAX_INDENT {
+        format!("{}{name}", "  ".repeat(depth))
+    } else {
+        format!("{}[{depth}] {name}", "  ".repeat(MAX_INDENT))
+    }
+}
+
 /// A table to print: a header, which columns are right-aligned, rows.
 struct Table<'a>(&'a [&'a str], &'a [bool], Vec<Vec<String>>);
 
@@ -304,12 +322,28 @@ impl fmt::Display for Table<'_> {
 }
 
 impl Profile {
+    /// The levels of its deepest call tree (0 when it has none).
+    pub fn depth(&self) -> usize {
+        fn depth_of(nodes: &[CallNode]) -> usize {
+            nodes
+                .iter()
+                .map(|n| 1 + depth_of(&n.children))
+                .max()
+                .unwrap_or(0)
+        }
+        self.processes
+            .iter()
+            .map(|p| depth_of(&p.roots))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Each process's call tree as indented text, one context a line.
     pub fn by_process(&self) -> String {
         fn walk(nodes: &[CallNode], depth: usize, rows: &mut Vec<Vec<String>>) {
             for node in nodes {
                 rows.push(vec![
-                    format!("{}{}", "  ".repeat(depth), node.name),
+                    indented(depth, &node.name),
                     node.calls.to_string(),
                     micros(node.inclusive_ns),
                     micros(node.exclusive_ns),
@@ -354,7 +388,7 @@ impl fmt::Display for Profile {
         fn walk(nodes: &[AggregateNode], depth: usize, rows: &mut Vec<Vec<String>>) {
             for node in nodes {
                 rows.push(vec![
-                    format!("{}{}", "  ".repeat(depth), node.name),
+                    indented(depth, &node.name),
                     node.calls.to_string(),
                     micros(node.inclusive_ns),
                     micros(node.exclusive_ns),

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::{profile, write_whole};
+use perfflow_trace::{profile, write_whole, MAX_INDENT};
 
 use super::critical_path::{workflow, Inputs};
 use super::{say, EXIT_FAILED, EXIT_OK};
@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(long)]
     pub by_process: bool,
     /// Print the profile as JSON: per process and aggregated, times in
-    /// nanoseconds
+    /// nanoseconds (indented, or on one line when a call tree is more than
+    /// 32 levels deep)
     #[arg(long)]
     pub json: bool,
     /// Also write the profile for LLNL's Hatchet, read with
@@ -51,9 +52,14 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         }
     }
     let written = if args.json {
-        serde_json::to_writer_pretty(&mut *out, &profile)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out))
+        // Indented JSON grows with the square of the depth.
+        if profile.depth() > MAX_INDENT {
+            serde_json::to_writer(&mut *out, &profile)
+        } else {
+            serde_json::to_writer_pretty(&mut *out, &profile)
+        }
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
     } else if args.by_process {
         write!(out, "{}", profile.by_process())
     } else {
