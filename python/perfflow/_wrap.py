@@ -35,6 +35,17 @@ def wrap(func, pointcut="around", scope="", flow="NA", name=None):
     """Returns ``func`` traced at a site named ``name`` (default: its
     ``__qualname__``) in the category of its module; ``func`` itself when
     ``log-enable=False`` or the pointcut is unknown (with a warning)."""
+    if isinstance(func, (staticmethod, classmethod)):
+        # Above @staticmethod or @classmethod: the function they hold is
+        # traced, and keeps its kind.
+        return type(func)(wrap(func.__func__, pointcut, scope, flow, name))
+    if not callable(func):
+        hint = ""
+        if isinstance(func, str):
+            hint = "; to name its spans, write @perfflow.trace(name={!r})".format(func)
+        elif isinstance(func, property):
+            hint = "; put it below @property, on the getter"
+        raise TypeError("perfflow traces functions; got {!r}{}".format(func, hint))
     if not _native.log_enable_option():
         return func
     if pointcut not in POINTCUTS:

@@ -177,3 +177,40 @@ def test_a_nested_function_decorated_at_every_call_keeps_memory_flat(program):
     # 200,000 decorations: the site is made once for them all (a site per
     # decoration took about 25 MB).
     assert int(done.stdout) < 4096, done.stdout
+
+
+def test_static_and_class_methods_are_traced_whichever_decorator_comes_first(program):
+    program.run(
+        """
+        import perfflow
+
+        class Grid:
+            @perfflow.trace
+            @staticmethod
+            def zero():
+                return 0
+
+            @perfflow.trace
+            @classmethod
+            def make(cls):
+                return cls()
+
+        assert Grid.zero() == 0 and Grid().zero() == 0
+        assert isinstance(Grid.make(), Grid) and isinstance(Grid().make(), Grid)
+
+        for wrong, hint in (("load", "name='load'"), (property(lambda self: 1), "below @property")):
+            try:
+                perfflow.trace(wrong)
+            except TypeError as error:
+                assert hint in str(error), error
+            else:
+                raise AssertionError("{!r} was taken as a function".format(wrong))
+        """
+    )
+    events = program.only_trace()
+    assert counts(events) == {
+        ("Grid.zero", "B"): 2,
+        ("Grid.zero", "E"): 2,
+        ("Grid.make", "B"): 2,
+        ("Grid.make", "E"): 2,
+    }
