@@ -106,6 +106,11 @@ def test_traced_recursion_goes_as_deep_as_through_a_plain_wrapper(program):
         """
     )
     assert done.stdout == "12000\n"
+    # Every span of it is in the trace, nested.
+    assert done.stderr == ""
+    events = program.only_trace()
+    assert counts(events) == {("depth", "B"): 12001, ("depth", "E"): 12001}
+    assert nesting_is_balanced(events)
 
 
 def test_a_function_named_as_its_module_keeps_its_name_in_a_pftrace(program):

@@ -159,8 +159,9 @@ pub enum Misuse {
 /// an enter finds the stack full, the newest half of the open slices end at
 /// that enter's time (reported once as [`Misuse::TooManyOpenSlices`]); the
 /// outer half, where the slices that are truly still open sit, stays.
-/// Recursion of woven functions deeper than this is cut the same way.
-pub const MAX_OPEN_SLICES: usize = 4096;
+/// Recursion of woven (or traced Python) functions deeper than this is cut
+/// the same way; at most 2 MiB per thread.
+pub const MAX_OPEN_SLICES: usize = 65_536;
 
 /// Source of every async id in the process; 0 is never handed out.
 static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);

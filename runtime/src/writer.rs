@@ -921,8 +921,8 @@ pub(crate) fn report_misuse(reported: &mut [bool; 4], what: Misuse, site: &Site)
     if what == Misuse::TooManyOpenSlices {
         crate::shield::stderr_line(format_args!(
             "perfflow: warning: {} slices open on one thread at `{name}` (woven functions \
-             left by longjmp?); the newest half of them end here and further cases are \
-             not reported",
+             left by longjmp, or a deeper recursion?); the newest half of them end here and \
+             further cases are not reported",
             crate::decode::MAX_OPEN_SLICES
         ));
         return;

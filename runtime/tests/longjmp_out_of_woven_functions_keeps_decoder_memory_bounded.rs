@@ -39,7 +39,7 @@ static ASYNC: Site = Site::new(
 const JUMPS: u64 = 200_000;
 
 /// Most slices the decoder may keep open per stack.
-const BOUND: usize = 4096;
+const BOUND: usize = 65_536;
 
 #[derive(Default)]
 struct Counts {
