@@ -245,7 +245,7 @@ impl Checker {
         if truncated && !self.options.allow_truncated {
             let recovered = self.events;
             let mut message = format!(
-                "the trace is truncated (it ends before its closing bracket); {} complete event{} recovered",
+                "the trace is truncated (it ends before its closing bracket, or a Perfetto trace before the runtime's closing record); {} complete event{} recovered",
                 recovered,
                 if recovered == 1 { " was" } else { "s were" }
             );

@@ -40,7 +40,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::rc::Rc;
 
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 
 use prost::Message;
 use serde_json::{json, Map, Value};
@@ -375,7 +375,30 @@ pub(crate) fn stream(
         no_text: !text,
         ..Reader::default()
     };
-    reader.run(BufReader::with_capacity(1 << 20, input), sink)
+    // A process whose trace the runtime opened (`perfflow_process`) and
+    // never closed (`perfflow_runtime`, written by its final flush) was cut
+    // short, even where the cut fell between two packets.
+    let mut opened: HashSet<Option<i64>> = HashSet::default();
+    let mut closed: HashSet<Option<i64>> = HashSet::default();
+    let mut watch = |event: &mut Event, text: &str| {
+        if event.ph == Some(Phase::Metadata) {
+            match event.name.as_deref() {
+                Some("perfflow_process") => {
+                    opened.insert(event.pid);
+                }
+                Some("perfflow_runtime") => {
+                    closed.insert(event.pid);
+                }
+                _ => {}
+            }
+        }
+        sink(event, text)
+    };
+    let mut info = reader.run(BufReader::with_capacity(1 << 20, input), &mut watch)?;
+    if !info.truncated && !opened.is_subset(&closed) {
+        info.truncated = true;
+    }
+    Ok(info)
 }
 
 #[derive(Default)]

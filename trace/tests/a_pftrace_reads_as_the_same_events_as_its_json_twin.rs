@@ -188,6 +188,27 @@ fn keys(events: &[Event]) -> (Vec<Vec<String>>, Vec<(String, String)>) {
     (plain, ids)
 }
 
+/// A process's `.pftrace` cut between two packets, before the runtime's
+/// closing record (a process killed with SIGKILL leaves one), is read as
+/// truncated: no packet is cut, but the record that completes it is
+/// missing.
+#[test]
+fn a_pftrace_without_the_runtime_s_closing_record_is_truncated() {
+    let dir = scratch("pftrace_no_closing");
+    let pf = dir.join("perfflow.perfetto.node1.4242.pftrace");
+    let epoch = Epoch::new(5_000, T0 - 1_000_000);
+    let mut p = PerfettoWriter::new(File::create(&pf).unwrap(), PID, epoch);
+    feed(&mut p, &mut |p, name, args| {
+        p.metadata_args(name, PID, args)
+    });
+    p.finish().unwrap();
+    let read = read_trace(&pf).unwrap();
+    assert!(read.truncated);
+    let (_, complete) = write_both(&dir);
+    assert!(!read_trace(&complete).unwrap().truncated);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_pftrace_reads_as_the_same_events_as_its_json_twin() {
     let dir = scratch("pftrace_twin");
