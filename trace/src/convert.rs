@@ -468,24 +468,43 @@ impl PerfettoEncoder {
         let pid = e.pid.unwrap_or(0);
         let tid = e.tid.unwrap_or(pid);
         let Some(ph) = &e.ph else { return Ok(()) };
+        // The event's `args`, each a JSON annotation (an end's `outcome` a
+        // string one, as the runtime writes it).
+        let args: Vec<DebugAnnotation> = e
+            .args
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| key.as_str() != "outcome")
+            .map(|(key, value)| DebugAnnotation {
+                name: Some(key.clone()),
+                legacy_json_value: Some(value.to_string()),
+                ..Default::default()
+            })
+            .collect();
         let named = |kind: i32, track: u64| TrackEvent {
             r#type: Some(kind),
             name: e.name.clone(),
             categories: e.cat.iter().cloned().collect(),
             track_uuid: Some(track),
+            debug_annotations: args.clone(),
             ..Default::default()
         };
         // An end that says how its span ended keeps its outcome.
         let outcome = crate::outcome::Outcome::of_end(e);
-        let ending = |track: u64| TrackEvent {
-            debug_annotations: (outcome != crate::outcome::Outcome::Returned)
-                .then(|| DebugAnnotation {
+        let ending = |track: u64, with_args: bool| {
+            let mut end = named(TYPE_SLICE_END, track);
+            if !with_args {
+                end.debug_annotations.clear();
+            }
+            if outcome != crate::outcome::Outcome::Returned {
+                end.debug_annotations.push(DebugAnnotation {
                     name: Some("outcome".to_string()),
                     string_value: Some(outcome.as_str().to_string()),
-                })
-                .into_iter()
-                .collect(),
-            ..named(TYPE_SLICE_END, track)
+                    ..Default::default()
+                });
+            }
+            end
         };
         let Some(ts) = e.ts_ns else {
             if *ph == Phase::Metadata {
@@ -493,6 +512,15 @@ impl PerfettoEncoder {
             }
             return Ok(()); // an event without a time has no place on a track
         };
+        if ts < 0 {
+            return Err(Encode::Unfit(Unfit {
+                line: e.line,
+                detail: format!(
+                    "{} is stamped before 1970 ({ts} ns), which a Perfetto trace cannot hold",
+                    e.label()
+                ),
+            }));
+        }
         match ph {
             Phase::Metadata => Ok(self.metadata(e, pid, tid, out)?),
             Phase::Begin | Phase::End | Phase::Instant | Phase::Complete => {
@@ -516,13 +544,14 @@ impl PerfettoEncoder {
                                 }))
                             }
                         }
-                        Ok(self.track_event(ts, ending(track), out)?)
+                        Ok(self.track_event(ts, ending(track, true), out)?)
                     }
                     Phase::Instant => Ok(self.track_event(ts, named(TYPE_INSTANT, track), out)?),
                     _ => {
                         self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?;
+                        // An `X` event's args go with its begin.
                         let end = ts.saturating_add(e.dur_ns.unwrap_or(0).max(0));
-                        Ok(self.track_event(end, ending(track), out)?)
+                        Ok(self.track_event(end, ending(track, false), out)?)
                     }
                 }
             }
@@ -574,7 +603,7 @@ impl PerfettoEncoder {
                         }
                         self.async_track(pid, begin.track, e, out)?;
                         let sequence = self.thread_sequence(pid, tid, out)?;
-                        let end = with_async_id(ending(begin.track), e);
+                        let end = with_async_id(ending(begin.track, true), e);
                         Ok(self.track_event_on(sequence, ts, end, out)?)
                     }
                     _ => {
@@ -583,7 +612,7 @@ impl PerfettoEncoder {
                             index: self.index,
                             line: e.line,
                             sequence: self.thread_sequence(pid, tid, out)?,
-                            event: with_async_id(ending(0), e),
+                            event: with_async_id(ending(0, true), e),
                         };
                         self.waiting.entry(key).or_default().push(end);
                         Ok(())
@@ -721,6 +750,7 @@ fn with_async_id(mut te: TrackEvent, e: &Event) -> TrackEvent {
         te.debug_annotations.push(DebugAnnotation {
             name: Some(ASYNC_ID.to_string()),
             string_value: Some(id.clone()),
+            ..Default::default()
         });
     }
     te

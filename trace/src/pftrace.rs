@@ -136,15 +136,27 @@ pub(crate) struct DebugAnnotation {
     pub(crate) name: Option<String>,
     #[prost(string, optional, tag = "6")]
     pub(crate) string_value: Option<String>,
+    /// Any JSON value (`convert` writes each of an event's `args` so).
+    #[prost(string, optional, tag = "9")]
+    pub(crate) legacy_json_value: Option<String>,
 }
 
-/// The named string annotations of an event as its `args`; `Null` when it
-/// has none.
+/// The named string and JSON annotations of an event as its `args`;
+/// `Null` when it has none.
 fn annotation_args(annotations: &[DebugAnnotation]) -> Value {
     let args: Map<String, Value> = annotations
         .iter()
         .filter(|a| a.name.as_deref() != Some(ASYNC_ID))
-        .filter_map(|a| Some((a.name.clone()?, Value::from(a.string_value.clone()?))))
+        .filter_map(|a| {
+            let value = match (&a.string_value, &a.legacy_json_value) {
+                (Some(text), _) => Value::from(text.clone()),
+                (None, Some(json)) => {
+                    serde_json::from_str(json).unwrap_or_else(|_| Value::from(json.clone()))
+                }
+                (None, None) => return None,
+            };
+            Some((a.name.clone()?, value))
+        })
         .collect();
     if args.is_empty() {
         Value::Null
@@ -981,7 +993,8 @@ impl Reader {
                 );
                 track.open.push(begun);
                 let ph = pick(Phase::Begin, Phase::AsyncBegin);
-                (ph, name, cat, tid, async_id, Value::Null)
+                let args = annotation_args(&te.debug_annotations);
+                (ph, name, cat, tid, async_id, args)
             }
             TYPE_SLICE_END => {
                 let (begun, begun_cat, begun_id) = match (track.open.pop(), on_thread) {
@@ -1035,7 +1048,14 @@ impl Reader {
                 } else {
                     (pick(Phase::Instant, Phase::AsyncInstant), async_id)
                 };
-                (ph, name, cat, tid, id, Value::Null)
+                (
+                    ph,
+                    name,
+                    cat,
+                    tid,
+                    id,
+                    annotation_args(&te.debug_annotations),
+                )
             }
             TYPE_COUNTER => {
                 let (group, key) = self.counter_names(uuid);

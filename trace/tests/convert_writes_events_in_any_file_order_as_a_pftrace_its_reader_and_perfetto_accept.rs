@@ -179,3 +179,73 @@ fn an_end_with_nothing_open_on_its_thread_is_an_error_naming_it() {
     assert!(!output.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every event's `args` go into the `.pftrace` (each a debug annotation
+/// holding its JSON value) and come back from it: strings, numbers,
+/// booleans and objects, on begins, ends, `X` events, instants and async
+/// begins. Perfetto's own classes decode the file.
+#[test]
+fn the_args_of_every_event_survive_a_round_trip_through_a_pftrace() {
+    let dir = scratch("convert_args");
+    let input = write(
+        &dir,
+        "args.pfw",
+        r#"[
+{"name":"f","cat":"c","ph":"B","pid":1,"tid":1,"ts":1,"args":{"k":"v","n":3,"b":true,"o":{"x":[1,2]}}},
+{"name":"f","cat":"c","ph":"E","pid":1,"tid":1,"ts":2,"args":{"ret":5,"outcome":"raised"}},
+{"name":"x","cat":"c","ph":"X","pid":1,"tid":1,"ts":3,"dur":1,"args":{"k":"v"}},
+{"name":"i","cat":"c","ph":"i","pid":1,"tid":1,"ts":5,"args":{"n":1.5}},
+{"name":"a","cat":"c","ph":"b","id":1,"pid":1,"tid":1,"ts":6,"args":{"k":"w"}},
+{"name":"a","cat":"c","ph":"e","id":1,"pid":1,"tid":1,"ts":7}
+]"#,
+    );
+    let pf = dir.join("args.pftrace");
+    let back = dir.join("back.pfw");
+    for (from, to) in [(&input, &pf), (&pf, &back)] {
+        let done = perfflow_trace(&["convert", path_str(from), path_str(to)]);
+        assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    }
+    perfetto_decodes(&pf);
+    let args = |path: &std::path::Path| -> Vec<(String, String)> {
+        read_trace(path)
+            .unwrap()
+            .events
+            .iter()
+            .filter(|e| !e.args.is_null())
+            .map(|e| (e.name.clone().unwrap_or_default(), e.args.to_string()))
+            .collect()
+    };
+    let expected = [
+        ("f", r#"{"b":true,"k":"v","n":3,"o":{"x":[1,2]}}"#),
+        ("f", r#"{"outcome":"raised","ret":5}"#),
+        ("x", r#"{"k":"v"}"#),
+        ("i", r#"{"n":1.5}"#),
+        ("a", r#"{"k":"w"}"#),
+    ]
+    .map(|(name, args)| (name.to_string(), args.to_string()));
+    assert_eq!(args(&pf), expected);
+    assert_eq!(args(&back), expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_event_stamped_before_1970_is_an_error_naming_it() {
+    let dir = scratch("convert_negative_time");
+    let input = write(
+        &dir,
+        "early.pfw",
+        r#"[
+{"name":"neg","ph":"X","pid":7,"tid":1,"ts":-3,"dur":2}
+]"#,
+    );
+    let output = dir.join("early.pftrace");
+    let failed = perfflow_trace(&["convert", path_str(&input), path_str(&output)]);
+    assert_eq!(failed.status.code(), Some(1));
+    let stderr = text(&failed.stderr);
+    assert!(
+        stderr.contains("early.pfw:2:") && stderr.contains("before 1970"),
+        "{stderr}"
+    );
+    assert!(!output.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
