@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -71,6 +72,13 @@ pub enum MergeError {
     NoTraces {
         /// The directory.
         path: PathBuf,
+    },
+    /// One file given twice (by two names, or as a file and in its
+    /// directory): merged twice, its processes would be counted twice.
+    Repeated {
+        /// The two names.
+        first: PathBuf,
+        second: PathBuf,
     },
     /// An input path is neither a file nor a directory that can be listed.
     Input {
@@ -120,6 +128,12 @@ impl fmt::Display for MergeError {
             MergeError::Input { path, source } => {
                 write!(f, "cannot read {}: {source}", path.display())
             }
+            MergeError::Repeated { first, second } => write!(
+                f,
+                "{} and {} are one file; expected each trace once",
+                first.display(),
+                second.display()
+            ),
             MergeError::OutputIsInput { path } => write!(
                 f,
                 "{} is both an input and the output; expected another -o file",
@@ -193,6 +207,17 @@ pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, Mer
         }
         found.sort();
         files.extend(found);
+    }
+    let mut seen: HashMap<(u64, u64), &PathBuf> = HashMap::new();
+    for file in &files {
+        if let Ok(meta) = std::fs::metadata(file) {
+            if let Some(first) = seen.insert((meta.dev(), meta.ino()), file) {
+                return Err(MergeError::Repeated {
+                    first: first.clone(),
+                    second: file.clone(),
+                });
+            }
+        }
     }
     Ok(files)
 }
