@@ -119,6 +119,8 @@ pub enum DbError {
         sql: String,
         source: rusqlite::Error,
     },
+    /// A query that holds no statement (empty, blank or only comments).
+    EmptyQuery { sql: String },
 }
 
 impl fmt::Display for DbError {
@@ -141,6 +143,10 @@ impl fmt::Display for DbError {
                 )
             }
             DbError::Query { sql, source } => write!(f, "query `{sql}` failed: {source}"),
+            DbError::EmptyQuery { sql } => write!(
+                f,
+                "query `{sql}` holds no SQL statement; expected one, or the name of a canned query"
+            ),
         }
     }
 }
@@ -1116,15 +1122,26 @@ pub fn query(
         sql: sql.to_string(),
         source,
     };
-    let mut statement = conn.prepare(sql).map_err(failed)?;
+    // Text without a statement (blank, or comments only) prepares to
+    // nothing, whose first step SQLite reports as a misuse that is `not an
+    // error`.
+    let refused = |e| match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ApiMisuse => {
+            DbError::EmptyQuery {
+                sql: sql.to_string(),
+            }
+        }
+        e => failed(e),
+    };
+    let mut statement = conn.prepare(sql).map_err(refused)?;
     let columns: Vec<String> = statement
         .column_names()
         .into_iter()
         .map(String::from)
         .collect();
-    let mut rows = statement.query([]).map_err(failed)?;
+    let mut rows = statement.query([]).map_err(refused)?;
     let mut cells: Vec<Vec<Value>> = Vec::new();
-    while let Some(row) = rows.next().map_err(failed)? {
+    while let Some(row) = rows.next().map_err(refused)? {
         let mut values = Vec::with_capacity(columns.len());
         for at in 0..columns.len() {
             values.push(match row.get_ref(at).map_err(failed)? {

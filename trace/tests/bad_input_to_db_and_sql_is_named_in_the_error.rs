@@ -38,6 +38,16 @@ fn bad_input_to_db_and_sql_is_named_in_the_error() {
     assert!(stderr.contains("SELECT nope FROM span"), "{stderr}");
     assert!(stderr.contains("no such column: nope"), "{stderr}");
 
+    for blank in ["", "  ", "/* nothing */"] {
+        let output = perfflow_trace(&["sql", path_str(&db), blank]);
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("query `{blank}` holds no SQL statement")),
+            "{stderr}"
+        );
+    }
+
     let missing = dir.join("missing.sqlite");
     let output = perfflow_trace(&["sql", path_str(&missing), "SELECT 1"]);
     assert_eq!(output.status.code(), Some(1));
