@@ -73,6 +73,10 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             exports,
             report,
         }) => {
+            if let Err(e) = std::fs::metadata(&dir) {
+                eprintln!("perfflow-monitor merge: {}", crate::Error::io(&dir, e));
+                return run::EXIT_FAILURE;
+            }
             let metrics = metrics_dir_of(&dir);
             let out_dir = metrics
                 .parent()
