@@ -190,7 +190,11 @@ pub fn convert(input: &Path, output: &Path) -> Result<Converted, ConvertError> {
         });
     }
     if !to_perfetto {
-        out.write_all(b"\n]\n").map_err(write_error)?;
+        // An input cut short stays so: without its `]`, the output is read
+        // (and checked) as a trace cut short, whose open slices were open
+        // when it was cut, not slices a complete trace never closed.
+        let end: &[u8] = if info.truncated { b"\n" } else { b"\n]\n" };
+        out.write_all(end).map_err(write_error)?;
     }
     out.flush().map_err(write_error)?;
     drop(out);

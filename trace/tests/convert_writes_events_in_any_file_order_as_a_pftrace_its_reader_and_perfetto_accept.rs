@@ -249,3 +249,30 @@ fn an_event_stamped_before_1970_is_an_error_naming_it() {
     assert!(!output.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `.pfw` cut short converts to a `.pfw` cut short: what was open at the
+/// cut is still read as open at the cut, and `check --allow-truncated`
+/// passes on the copy as on the original.
+#[test]
+fn a_trace_cut_short_converts_to_one_cut_short() {
+    let dir = scratch("convert_cut_short");
+    let input = write(
+        &dir,
+        "cut.pfw",
+        "[\n{\"name\":\"main\",\"ph\":\"B\",\"pid\":7,\"tid\":1,\"ts\":1},\n\
+         {\"name\":\"step\",\"ph\":\"X\",\"pid\":7,\"tid\":1,\"ts\":2,\"dur\":1},\n\
+         {\"name\":\"ste",
+    );
+    let output = dir.join("copy.pfw");
+    let done = perfflow_trace(&["convert", path_str(&input), path_str(&output)]);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert!(text(&done.stdout).contains("cut short"));
+    let copy = read_trace(&output).unwrap();
+    assert!(copy.truncated);
+    assert_eq!(copy.events.len(), 2);
+    for file in [&input, &output] {
+        let checked = perfflow_trace(&["check", "--allow-truncated", path_str(file)]);
+        assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
