@@ -38,6 +38,10 @@ use glob::{MatchOptions, Pattern};
 
 use crate::{parse_annotation, Annotation, Aspect};
 
+/// The largest filter file read: a filter that lists every function of a
+/// large code base by name stays far below it.
+const MAX_FILTER_BYTES: u64 = 16 << 20;
+
 /// What a rule does to what it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -160,8 +164,26 @@ impl Filter {
     /// Reads and parses the filter file at `path`. The error is one message,
     /// a line per problem, each naming the file.
     pub fn load(path: &Path) -> Result<Filter, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| format!("cannot read filter file {}: {err}", path.display()))?;
+        use std::io::Read;
+        let cannot = |err: &dyn std::fmt::Display| {
+            format!("cannot read filter file {}: {err}", path.display())
+        };
+        // A FIFO or a device (`/dev/zero`) would hang the compiler or fill
+        // its memory: only a regular file of a bounded size is read.
+        let meta = std::fs::metadata(path).map_err(|err| cannot(&err))?;
+        if !meta.is_file() {
+            return Err(cannot(&"expected a regular file"));
+        }
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_FILTER_BYTES + 1).read_to_string(&mut text))
+            .map_err(|err| cannot(&err))?;
+        if text.len() as u64 > MAX_FILTER_BYTES {
+            return Err(cannot(&format_args!(
+                "larger than {} MiB; expected a list of rules",
+                MAX_FILTER_BYTES >> 20
+            )));
+        }
         Filter::parse(&text).map_err(|errors| {
             errors
                 .iter()

@@ -157,3 +157,31 @@ fn loading_a_missing_file_names_it() {
         "{message}"
     );
 }
+
+/// A device or a FIFO named as the filter would hang the compiler (a FIFO
+/// nobody writes) or fill its memory (`/dev/zero`): only a regular file is
+/// read, and one too large for a filter is refused.
+#[test]
+fn a_filter_that_is_not_a_regular_file_of_a_filter_s_size_is_refused() {
+    let message = Filter::load(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(
+        message.contains("/dev/zero") && message.contains("expected a regular file"),
+        "{message}"
+    );
+    let dir = std::env::temp_dir().join(format!("perfflow-filter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("rules.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let message = Filter::load(&fifo).unwrap_err();
+    assert!(message.contains("expected a regular file"), "{message}");
+    let huge = dir.join("huge.txt");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(17 << 20).unwrap();
+    let message = Filter::load(&huge).unwrap_err();
+    assert!(message.contains("larger than 16 MiB"), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

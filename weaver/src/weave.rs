@@ -100,6 +100,9 @@ extern "C" {
 
 /// Functions that end the process or thread without returning, even where a
 /// header forgot to say `noreturn`.
+/// The jumps of `longjmp` leave the function too: its slice ends there,
+/// whatever follows the call (UBSan puts a check after a `noreturn` call
+/// where there would be `unreachable`).
 const TERMINATING_FUNCTIONS: &[&str] = &[
     "exit",
     "_exit",
@@ -107,6 +110,10 @@ const TERMINATING_FUNCTIONS: &[&str] = &[
     "quick_exit",
     "abort",
     "pthread_exit",
+    "longjmp",
+    "_longjmp",
+    "siglongjmp",
+    "__longjmp_chk",
 ];
 
 /// Settings read from the compiler's environment.
@@ -539,7 +546,10 @@ fn weave_function(
             }
             if !exits.throwing_calls.is_empty() {
                 let cleanup = build_cleanup(module, builder, function, advice, site);
-                for &call in &exits.throwing_calls {
+                // Last first: each split moves the rest of a block, which
+                // then holds no call still to change (in source order, a
+                // block of n calls would be moved n times: quadratic).
+                for &call in exits.throwing_calls.iter().rev() {
                     perfflow_call_to_invoke(call, cleanup);
                 }
             }
@@ -606,8 +616,9 @@ unsafe fn build_advice_call(
     )
 }
 
-/// The function's own personality, else the module's C++ one, else the one
-/// that matches the source language.
+/// The function's own personality, else the module's C++ one, else the
+/// module's C one, else the one that matches the source language (C for a
+/// file named as C source, or a module without a C++ name).
 ///
 /// # Safety
 /// `function` is a definition in `module`.
@@ -615,17 +626,24 @@ unsafe fn personality_for(module: &Module, function: LLVMValueRef) -> LLVMValueR
     if LLVMHasPersonalityFn(function) != 0 {
         return LLVMGetPersonalityFn(function);
     }
-    let symbol = ir::value_name(function);
-    let source = module
-        .get_source_file_name()
-        .to_string_lossy()
-        .to_ascii_lowercase();
-    let is_c =
-        [".c", ".i", ".h"].iter().any(|ext| source.ends_with(ext)) && !symbol.starts_with("_Z");
-    let name = if module.get_function("__gxx_personality_v0").is_some() || !is_c {
+    let name = if module.get_function("__gxx_personality_v0").is_some() {
         "__gxx_personality_v0"
-    } else {
+    } else if module.get_function("__gcc_personality_v0").is_some() {
         "__gcc_personality_v0"
+    } else {
+        let source = module
+            .get_source_file_name()
+            .to_string_lossy()
+            .to_ascii_lowercase();
+        let c_source = [".c", ".i", ".h"].iter().any(|ext| source.ends_with(ext));
+        let cxx_names = module
+            .get_functions()
+            .any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
+        if c_source && !ir::value_name(function).starts_with("_Z") || !cxx_names {
+            "__gcc_personality_v0"
+        } else {
+            "__gxx_personality_v0"
+        }
     };
     let personality = module.get_function(name).unwrap_or_else(|| {
         let context = module.get_context();
