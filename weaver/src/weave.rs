@@ -430,7 +430,13 @@ fn find_exits(function: LLVMValueRef) -> Exits {
     let mut exits = Exits::default();
     let nounwind = ir::attribute_kind("nounwind");
     let noreturn = ir::attribute_kind("noreturn");
-    let may_unwind = !ir::function_has_attribute(function, nounwind);
+    // A C++20 coroutine before CoroSplit: its body becomes the ramp and the
+    // resume and destroy functions, so a cleanup pad made here would run
+    // the exit advice in resumptions, whose enter is the ramp's. Its slice
+    // is the ramp's run: exit advice at its returns only.
+    let coroutine = ir::function_has_attribute(function, ir::attribute_kind("presplitcoroutine"))
+        || ir::function_has_string_attribute(function, "coroutine.presplit");
+    let may_unwind = !ir::function_has_attribute(function, nounwind) && !coroutine;
     for block in ir::blocks(function) {
         let insts = ir::instructions(block);
         for (i, &inst) in insts.iter().enumerate() {
@@ -438,8 +444,8 @@ fn find_exits(function: LLVMValueRef) -> Exits {
                 LLVMOpcode::LLVMRet => exits
                     .before
                     .push(musttail_before(&insts[..i]).unwrap_or(inst)),
-                LLVMOpcode::LLVMResume => exits.before.push(inst),
-                LLVMOpcode::LLVMLandingPad => exits.landing_pads.push(inst),
+                LLVMOpcode::LLVMResume if !coroutine => exits.before.push(inst),
+                LLVMOpcode::LLVMLandingPad if !coroutine => exits.landing_pads.push(inst),
                 LLVMOpcode::LLVMCall => {
                     if ir::is_inline_asm_call(inst) || ir::is_intrinsic_call(inst) {
                         continue;
