@@ -2044,6 +2044,20 @@ impl Sink for NullSink {}
 /// in the same chunk.
 #[cold]
 #[inline(never)]
+/// Runs `f`, code of the runtime on a thread of the program outside its
+/// recording path (a start-up hook before `main`), as a cold path: an
+/// event recorded on this thread meanwhile (by the program's own allocator,
+/// traced, which `f` calls) is dropped and counted instead of starting the
+/// runtime from inside `f`.
+pub(crate) fn as_cold_path<R>(f: impl FnOnce() -> R) -> R {
+    let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
+    let result = f();
+    if let Some(was_busy) = was_busy {
+        let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
+    }
+    result
+}
+
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
     if in_vfork_child() {
         // The parent's buffers are not ours to touch (see `vfork_child`);
@@ -2353,8 +2367,20 @@ fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: i
     let buf = local.buf.get();
     let (stamp, extra) = if buf.is_null() {
         // The thread's first event (or its thread-locals are going away).
+        if local.busy.get() {
+            // Recorded from inside this thread's own cold path (a traced
+            // allocator of the program, called while the runtime starts).
+            drop_events(1);
+            return;
+        }
         if stamp_first {
-            taken(stamp_with(None, extra))
+            // The process's first stamp reads the options to choose the
+            // clock, which allocates: an event recorded meanwhile (a traced
+            // allocator) is dropped by the test above.
+            local.busy.set(true);
+            let stamped = taken(stamp_with(None, extra));
+            local.busy.set(false);
+            stamped
         } else {
             (None, extra)
         }

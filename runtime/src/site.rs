@@ -447,6 +447,14 @@ pub(crate) unsafe fn owned_nonnull(site: NonNull<Site>) -> Option<NonNull<Site>>
     unsafe { own_cold(site, word) }
 }
 
+thread_local! {
+    /// Set while this thread makes a site's copy: an event recorded meanwhile
+    /// (the program's own `malloc` woven, which the copy calls) is dropped
+    /// and counted rather than start another copy, which would call the
+    /// allocator again without end.
+    static COPYING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 #[cold]
 #[inline(never)]
 unsafe fn own_cold(site: NonNull<Site>, word: *const AtomicPtr<Site>) -> Option<NonNull<Site>> {
@@ -454,6 +462,20 @@ unsafe fn own_cold(site: NonNull<Site>, word: *const AtomicPtr<Site>) -> Option<
         // Its events are dropped: take no lock, allocate nothing.
         return Some(site);
     }
+    if COPYING.try_with(|copying| copying.replace(true)) != Ok(false) {
+        return None;
+    }
+    // SAFETY: forwarded.
+    let copy = unsafe { make_copy(site, word) };
+    let _ = COPYING.try_with(|copying| copying.set(false));
+    copy
+}
+
+/// The copy of `site` (made, or found by its content), stored in `word`.
+///
+/// # Safety
+/// As for [`owned`].
+unsafe fn make_copy(site: NonNull<Site>, word: *const AtomicPtr<Site>) -> Option<NonNull<Site>> {
     std::panic::catch_unwind(|| {
         // SAFETY: a whole version 2 site (the caller's contract), whose
         // strings are alive while its library is.
