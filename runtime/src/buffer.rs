@@ -174,7 +174,47 @@ fn count_after_finish() {
     }
     let Some(rt) = RUNTIME.get() else { return };
     let _masked = signals::Masked::all();
-    let mut reg = rt.registry();
+    count_published_after_finish(&mut rt.registry());
+}
+
+/// [`DROPPED`] when the trace's closing record was written.
+static DROPPED_AT_CLOSE: AtomicU64 = AtomicU64::new(0);
+
+/// Runs last in the process (`.fini_array`), after the exit handlers and
+/// C++ static destructors that come after the final flush: says once how
+/// many events were recorded after the trace was complete, which are
+/// counted but not in it.
+extern "C" fn report_late_events() {
+    let _ = catch_unwind(|| {
+        if !TRACE_DONE.load(Ordering::Acquire) || in_vfork_child() {
+            return;
+        }
+        let Some(rt) = RUNTIME.get() else { return };
+        let _masked = signals::Masked::all();
+        // Without waiting: a thread still running may hold the lock.
+        if let Ok(mut reg) = rt.registry.try_lock() {
+            count_published_after_finish(&mut reg);
+        }
+        let late = DROPPED
+            .load(Ordering::Relaxed)
+            .saturating_sub(DROPPED_AT_CLOSE.load(Ordering::Relaxed));
+        if late > 0 {
+            crate::shield::stderr_line(format_args!(
+                "perfflow: {late} events were recorded after the trace was complete (by exit \
+                 handlers or static destructors that ran after it, or threads still running) \
+                 and are not in it"
+            ));
+        }
+    });
+}
+
+#[used]
+#[link_section = ".fini_array"]
+static REPORT_LATE_EVENTS: extern "C" fn() = report_late_events;
+
+/// Counts the records threads have published since the trace was
+/// complete; `reg` is the registry, locked.
+fn count_published_after_finish(reg: &mut Registry) {
     for slot in reg.slots.iter_mut() {
         // SAFETY: registered buffers are live.
         let b = unsafe { slot.buf.as_ref() };
@@ -1604,7 +1644,9 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
             sink.metadata_args(b"perfflow_signal", pid, &signal_json);
         }
         // The writer adds its own count of events it could not write.
-        sink.runtime_cost(pid, DROPPED.load(Ordering::Relaxed), buffer_bytes_peak());
+        let dropped = DROPPED.load(Ordering::Relaxed);
+        DROPPED_AT_CLOSE.store(dropped, Ordering::Relaxed);
+        sink.runtime_cost(pid, dropped, buffer_bytes_peak());
         let reported = sink.has_failed();
         if let Err(e) = sink.finish() {
             if !reported {

@@ -16,6 +16,13 @@ fn events_recorded_after_exit_completed_the_trace_are_counted() {
     ));
     assert!(done.status.success(), "stderr: {}", done.stderr);
     assert_eq!(done.printed("dropped").as_deref(), Some("1000"));
+    // Not in the closing record, written before them: one line at the
+    // process's very end says so.
+    assert_eq!(
+        done.stderr.trim_end(),
+        "perfflow: 1000 events were recorded after the trace was complete (by exit handlers \
+         or static destructors that ran after it, or threads still running) and are not in it"
+    );
     let name = format!("perfflow.array.{}.{}.pfw", done.host(), done.pid());
     let trace = Trace::read(&dir.join(&name));
     trace.assert_complete(done.pid());
