@@ -2079,13 +2079,6 @@ extern "C" fn fork_child() {
 struct NullSink;
 impl Sink for NullSink {}
 
-/// Cold half of [`record`] and [`record_extra`]: first event of the thread
-/// or full chunk. `stamp` is the exit timestamp already taken; enters are
-/// stamped here, after the hand-off, so its cost stays outside the slice.
-/// `extra` is what follows the event; an event and its payload always land
-/// in the same chunk.
-#[cold]
-#[inline(never)]
 /// Runs `f`, code of the runtime on a thread of the program outside its
 /// recording path (a start-up hook before `main`), as a cold path: an
 /// event recorded on this thread meanwhile (by the program's own allocator,
@@ -2100,6 +2093,13 @@ pub(crate) fn as_cold_path<R>(f: impl FnOnce() -> R) -> R {
     result
 }
 
+/// Cold half of [`record`] and [`record_extra`]: first event of the thread
+/// or full chunk. `stamp` is the exit timestamp already taken; enters are
+/// stamped here, after the hand-off, so its cost stays outside the slice.
+/// `extra` is what follows the event; an event and its payload always land
+/// in the same chunk.
+#[cold]
+#[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
     if in_vfork_child() {
         // The parent's buffers are not ours to touch (see `vfork_child`);
