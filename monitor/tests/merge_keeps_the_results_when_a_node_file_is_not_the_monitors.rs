@@ -181,15 +181,3 @@ fn a_node_stopped_during_its_first_write_adds_no_samples_and_fails_nothing() {
     let cpu = read_json(&metrics(&out).join("cpu_metrics.json"));
     assert_eq!(cpu["n1"]["time_stamps"].as_array().unwrap().len(), rows);
 }
-
-#[test]
-fn a_results_directory_that_does_not_exist_is_named_as_missing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let o = merge(tmp.path());
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("out: No such file or directory"),
-        "{stderr}"
-    );
-}

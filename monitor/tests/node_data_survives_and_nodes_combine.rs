@@ -94,11 +94,19 @@ fn two_monitors_finishing_together_both_land_in_the_per_job_files() {
 #[test]
 fn merge_of_a_directory_without_node_data_says_what_is_missing() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut m = monitor(tmp.path());
-    m.args(["merge", "nowhere"]);
-    let o = run(m, Duration::from_secs(10));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains(".nodes"));
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    // A directory without node data, and one that does not exist.
+    for (dir, missing) in [
+        ("empty", ".nodes"),
+        ("nowhere", "nowhere: No such file or directory"),
+    ] {
+        let mut m = monitor(tmp.path());
+        m.args(["merge", dir]);
+        let o = run(m, Duration::from_secs(10));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(missing), "{dir}: {stderr}");
+    }
 }
 
 #[test]
