@@ -121,6 +121,8 @@ pub enum DbError {
     },
     /// A query that holds no statement (empty, blank or only comments).
     EmptyQuery { sql: String },
+    /// A query of more than one statement: only one result can be printed.
+    SeveralStatements { sql: String },
 }
 
 impl fmt::Display for DbError {
@@ -146,6 +148,10 @@ impl fmt::Display for DbError {
             DbError::EmptyQuery { sql } => write!(
                 f,
                 "query `{sql}` holds no SQL statement; expected one, or the name of a canned query"
+            ),
+            DbError::SeveralStatements { sql } => write!(
+                f,
+                "query `{sql}` holds more than one SQL statement; expected one (run each on its own)"
             ),
         }
     }
@@ -1133,7 +1139,19 @@ pub fn query(
         }
         e => failed(e),
     };
-    let mut statement = conn.prepare(sql).map_err(refused)?;
+    // Prepared one statement at a time, so that text after the first one
+    // is not left out without a word.
+    let mut batch = rusqlite::Batch::new(&conn, sql);
+    let Some(mut statement) = batch.next().map_err(refused)? else {
+        return Err(DbError::EmptyQuery {
+            sql: sql.to_string(),
+        });
+    };
+    if batch.next().map_err(failed)?.is_some() {
+        return Err(DbError::SeveralStatements {
+            sql: sql.to_string(),
+        });
+    }
     let columns: Vec<String> = statement
         .column_names()
         .into_iter()

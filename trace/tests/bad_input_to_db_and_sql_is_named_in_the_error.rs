@@ -48,6 +48,30 @@ fn bad_input_to_db_and_sql_is_named_in_the_error() {
         );
     }
 
+    // A second statement is refused rather than left out; a trailing `;`
+    // or comment is no statement.
+    for (several, said) in [
+        ("SELECT 1; SELECT 2", "holds more than one SQL statement"),
+        ("SELECT 1; SELECT nope FROM span", "no such column: nope"),
+    ] {
+        let output = perfflow_trace(&["sql", path_str(&db), several]);
+        assert_eq!(output.status.code(), Some(1), "{several}");
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains(&format!("query `{several}`")), "{stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+        assert!(output.stdout.is_empty(), "{several}");
+    }
+    for one in ["SELECT 1;", "SELECT 1; -- done", "SELECT 1; ;"] {
+        let output = perfflow_trace(&["sql", "--csv", path_str(&db), one]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{one}: {}",
+            text(&output.stderr)
+        );
+        assert_eq!(text(&output.stdout), "1\n1\n", "{one}");
+    }
+
     let missing = dir.join("missing.sqlite");
     let output = perfflow_trace(&["sql", path_str(&missing), "SELECT 1"]);
     assert_eq!(output.status.code(), Some(1));
