@@ -141,6 +141,12 @@ pub struct Summary {
     pub end_ns: Option<i64>,
     /// Spans begun but never ended; they are not in `functions`.
     pub open_spans: usize,
+    /// Events that make no span and are not in `functions` either: ends
+    /// that close nothing (or, named otherwise than the innermost open
+    /// begin, close it unpaired, which leaves both out), spans that end
+    /// before they begin, and complete events without a usable duration.
+    /// `perfflow-trace check` names each one.
+    pub uncounted_events: usize,
     /// Per-name statistics, by decreasing total time (then by name).
     pub functions: Vec<FunctionStats>,
     /// Per-thread event counts, by pid and tid.
@@ -201,6 +207,20 @@ impl Summary {
             out.push('\n');
         }
         out
+    }
+}
+
+/// How many events a mismatch met while reading leaves out of the spans.
+/// An `E` of another name than the innermost open `B` closes that `B`
+/// without a span: both are out. Begins still open at the end are
+/// counted apart, as open spans.
+fn uncounted_by(mismatch: &Mismatch) -> usize {
+    match mismatch {
+        Mismatch::EndWithoutBegin { .. } | Mismatch::AsyncEndWithoutBegin { .. } => 1,
+        Mismatch::WrongName { .. } => 2,
+        // The outer `B` named by the `E` is paired with it.
+        Mismatch::OutOfOrder { .. } => 0,
+        Mismatch::Unclosed { .. } | Mismatch::AsyncUnclosed { .. } => 0,
     }
 }
 
@@ -288,40 +308,44 @@ impl Summarizer {
 
         // An event closes at most one span.
         let mut pair = None;
-        self.trace.matcher.push(index, event, &mut |matched| {
-            if let Matched::Pair {
-                begin,
-                end_ts_ns,
-                nested,
-                ..
-            } = matched
-            {
-                pair = Some((begin, end_ts_ns, nested));
-            }
-        });
+        let mut uncounted = 0;
+        self.trace
+            .matcher
+            .push(index, event, &mut |matched| match matched {
+                Matched::Pair {
+                    begin,
+                    end_ts_ns,
+                    nested,
+                    ..
+                } => pair = Some((begin, end_ts_ns, nested)),
+                Matched::Mismatch(mismatch) => uncounted += uncounted_by(&mismatch),
+            });
+        self.result.uncounted_events += uncounted;
         if let Some((begin, end_ts_ns, nested)) = pair {
-            if let (Some(start), Some(end)) = (begin.ts_ns, end_ts_ns) {
-                if end >= start {
+            match (begin.ts_ns, end_ts_ns) {
+                (Some(start), Some(end)) if end >= start => {
                     let name = self.name_index(span_name(begin.name.as_deref()));
                     match (nested, begin.thread) {
                         (true, Some(thread)) => self.nest(thread, start, end, name, false),
                         _ => self.stats[name].add(end - start, end - start),
                     }
                 }
+                _ => self.result.uncounted_events += 2,
             }
         }
 
         if event.ph == Some(Phase::Complete) {
             // A complete event without a usable duration ends where it
             // starts (`end_ns`) and is no span.
-            if let (Some(start), Some(end)) = (event.ts_ns, event.end_ns()) {
-                if event.dur_ns.is_some_and(|d| d >= 0) {
+            match (event.ts_ns, event.end_ns()) {
+                (Some(start), Some(end)) if event.dur_ns.is_some_and(|d| d >= 0) => {
                     let name = self.name_index(span_name(event.name.as_deref()));
                     match event.thread() {
                         Some(thread) => self.nest(thread, start, end, name, true),
                         None => self.stats[name].add(end - start, end - start),
                     }
                 }
+                _ => self.result.uncounted_events += 1,
             }
         }
     }
@@ -334,7 +358,7 @@ impl Summarizer {
         if truncated {
             self.result.truncated_traces += 1;
         }
-        let mut open = 0;
+        let (mut open, mut uncounted) = (0, 0);
         trace.matcher.finish(&mut |matched| {
             if let Matched::Mismatch(mismatch) = matched {
                 if matches!(
@@ -343,9 +367,11 @@ impl Summarizer {
                 ) {
                     open += 1;
                 }
+                uncounted += uncounted_by(&mismatch);
             }
         });
         self.result.open_spans += open;
+        self.result.uncounted_events += uncounted;
         self.result.processes += trace.pids.len();
         let names = trace.thread_names;
         self.threads.extend(
@@ -782,6 +808,16 @@ impl fmt::Display for Summary {
                 )?;
             }
         }
+        if self.uncounted_events > 0 {
+            writeln!(
+                f,
+                "note: {} event{} make{} no span and {} not counted (`perfflow-trace check` names them)",
+                self.uncounted_events,
+                if self.uncounted_events == 1 { "" } else { "s" },
+                if self.uncounted_events == 1 { "s" } else { "" },
+                if self.uncounted_events == 1 { "is" } else { "are" }
+            )?;
+        }
         if self.open_spans > 0 {
             writeln!(
                 f,
@@ -1208,6 +1244,35 @@ mod tests {
         let shown = s.to_string();
         assert!(shown.contains("note: the trace is truncated"), "{shown}");
         assert!(shown.contains("note: 1 span never ended and is not counted"));
+    }
+
+    #[test]
+    fn events_that_make_no_span_are_counted_and_said() {
+        let text = r#"[
+{"name":"ok","ph":"X","pid":1,"tid":1,"ts":0,"dur":1},
+{"name":"stray","ph":"E","pid":1,"tid":1,"ts":2},
+{"name":"a","ph":"B","pid":1,"tid":1,"ts":3},
+{"name":"b","ph":"E","pid":1,"tid":1,"ts":4},
+{"name":"back","ph":"B","pid":1,"tid":2,"ts":9},
+{"name":"back","ph":"E","pid":1,"tid":2,"ts":5},
+{"name":"neg","ph":"X","pid":1,"tid":1,"ts":6,"dur":-1},
+{"name":"r","cat":"c","ph":"e","id":7,"pid":1,"tid":1,"ts":8}
+]"#;
+        let s = summarise(text);
+        // stray E 1, a/b 2, back 2, neg 1, the async end 1.
+        assert_eq!(s.uncounted_events, 7);
+        assert_eq!(s.open_spans, 0);
+        assert_eq!(s.function("ok").map(|f| f.calls), Some(1));
+        assert!(s.function("a").is_none() && s.function("back").is_none());
+        let shown = s.to_string();
+        assert!(
+            shown.contains("note: 7 events make no span and are not counted"),
+            "{shown}"
+        );
+        assert_eq!(s.to_json()["uncounted_events"], 7);
+        let clean = summarise(r#"[{"name":"f","ph":"X","pid":1,"tid":1,"ts":0,"dur":4}]"#);
+        assert_eq!(clean.uncounted_events, 0);
+        assert!(!clean.to_string().contains("no span"));
     }
 
     #[test]
