@@ -90,7 +90,10 @@ def async_end(name, id, scope=None, raised=False):
 
 
 def enabled():
-    """True while events are recorded."""
+    """True when tracing is on: ``log-enable`` is not False and the trace
+    file could be created. It stays True after :func:`finish`: the events
+    of traced code that runs after it are dropped and counted, not
+    recorded."""
     return _native.enabled()
 
 
