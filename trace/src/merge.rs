@@ -551,14 +551,10 @@ pub fn merge(
             path: output.to_path_buf(),
             source,
         };
-        let dir = match output.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
         let json = tempfile::Builder::new()
             .prefix(".merged.")
             .suffix(".pfw")
-            .tempfile_in(dir)
+            .tempfile_in(crate::output::directory_of(output))
             .map_err(write_error)?;
         let report = merge(files, json.path(), options)?;
         convert(json.path(), output)

@@ -24,6 +24,15 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The directory `path` is in, where a file staged for it goes: `.` for
+/// a bare file name.
+pub fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
 /// A file being written at `path`.
 pub struct OutputFile {
     place: Place,
@@ -56,10 +65,7 @@ impl OutputFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => (path.to_path_buf(), 0o666 & !umask()),
             Err(e) => return Err(e),
         };
-        let dir = match target.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
+        let dir = directory_of(&target);
         let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
         let staged = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.as_deref().unwrap_or("output")))
