@@ -121,7 +121,7 @@ use crate::process_info;
 use crate::sampler;
 use crate::signals;
 use crate::site::Site;
-use crate::trace_file::TraceFile;
+use crate::trace_file::{Limits, TraceFile};
 use crate::trace_writer::TraceWriter;
 use crate::writer::{write_json_string, ChromeJsonWriter, Layout, Sink};
 
@@ -771,7 +771,11 @@ impl Config {
             }
         }
         match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
-            Ok(file) => {
+            Ok(mut file) => {
+                file.limit(Limits {
+                    max_size: self.options.max_trace_size,
+                    min_free: self.options.min_free_space,
+                });
                 let layout = match self.options.log_format {
                     LogFormat::Array => Some(Layout::Array),
                     LogFormat::Object => Some(Layout::Object {

@@ -253,6 +253,57 @@ pub struct Options {
     /// Labels of the run (`labels`), `(key, value)` in the order given,
     /// written into the trace's `perfflow_process` metadata.
     pub labels: Vec<(String, String)>,
+    /// Most bytes the trace file may hold (`max-trace-size`); `None`: no
+    /// limit.
+    pub max_trace_size: Option<u64>,
+    /// Free space the trace leaves on its file system (`min-free-space`);
+    /// `None`: none kept.
+    pub min_free_space: Option<FreeSpace>,
+}
+
+/// Free space a trace leaves on the file system that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreeSpace {
+    /// At least this many bytes.
+    Bytes(u64),
+    /// At least this percentage of the file system's size (1 to 99).
+    Percent(u8),
+}
+
+impl FreeSpace {
+    /// The bytes to keep free on a file system of `size` bytes.
+    pub fn bytes_of(self, size: u64) -> u64 {
+        match self {
+            FreeSpace::Bytes(n) => n,
+            FreeSpace::Percent(p) => (u128::from(size) * u128::from(p) / 100) as u64,
+        }
+    }
+}
+
+impl fmt::Display for FreeSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FreeSpace::Bytes(n) => write!(f, "{}", show_size(*n)),
+            FreeSpace::Percent(p) => write!(f, "{p}% of the file system"),
+        }
+    }
+}
+
+/// `bytes` for a message: `1.5 GiB (1610612736 bytes)`, or `512 bytes`.
+pub fn show_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let shown = format!("{value:.1}");
+    let shown = shown.strip_suffix(".0").unwrap_or(&shown);
+    format!("{shown} {} ({bytes} bytes)", UNITS[unit])
 }
 
 impl Default for Options {
@@ -272,6 +323,8 @@ impl Default for Options {
             flush_interval: Duration::from_secs(1),
             clock: None,
             labels: Vec::new(),
+            max_trace_size: None,
+            min_free_space: Some(FreeSpace::Bytes(1 << 30)),
         }
     }
 }
@@ -538,7 +591,80 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(None)
         },
     },
+    OptionSpec {
+        key: "max-trace-size",
+        default: "none",
+        accepted: "none, or a size of at least 64K: a number with a unit K, M, G or T \
+                   (powers of 1024; KiB or KB alike), a number alone is bytes",
+        description: "Most bytes this process's trace file holds: writing stops before it \
+                      would pass them, the file keeps what was written (read as cut short) \
+                      and later events are counted as dropped",
+        apply: |o, v| {
+            o.max_trace_size = if v.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                Some(size(v, MIN_TRACE_SIZE)?)
+            };
+            Ok(None)
+        },
+    },
+    OptionSpec {
+        key: "min-free-space",
+        default: "1G",
+        accepted: "none, a size as for max-trace-size, or a percentage of the file system \
+                   from 1% to 99%",
+        description: "Free space the trace leaves on the file system that holds it, for the \
+                      program's own files: writing stops before the free space would fall \
+                      below it, as at max-trace-size",
+        apply: |o, v| {
+            o.min_free_space = if v.eq_ignore_ascii_case("none") {
+                None
+            } else if let Some(number) = v.strip_suffix('%') {
+                let percent = number
+                    .trim()
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|p| (1..=99).contains(p))
+                    .ok_or_else(|| format!("'{v}' is not a percentage from 1% to 99%"))?;
+                Some(FreeSpace::Percent(percent))
+            } else {
+                Some(FreeSpace::Bytes(size(v, 0)?))
+            };
+            Ok(None)
+        },
+    },
 ];
+
+/// The smallest `max-trace-size`: room for a trace's opening and more.
+const MIN_TRACE_SIZE: u64 = 64 << 10;
+
+/// Parses a size: digits, then optionally a unit K, M, G or T (powers of
+/// 1024; `KiB`, `KB` and `k` alike) or `B`; at least `min` bytes.
+fn size(value: &str, min: u64) -> Result<u64, String> {
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = value.split_at(digits);
+    let unit = unit.trim();
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("'{value}' is not a size: unknown unit '{unit}'")),
+    };
+    let bytes = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("'{value}' is not a size (digits, then K, M, G or T)"))?;
+    if bytes < min {
+        return Err(format!(
+            "'{value}' is less than the smallest size, {}",
+            show_size(min)
+        ));
+    }
+    Ok(bytes)
+}
 
 /// The option table entry for `key`, matched case-insensitively.
 pub fn find_option(key: &str) -> Option<&'static OptionSpec> {
@@ -818,6 +944,8 @@ mod tests {
             flush_interval: Duration::from_secs(9),
             clock: Some(ClockSource::Tsc),
             labels: vec![("k".to_string(), "v".to_string())],
+            max_trace_size: Some(1),
+            min_free_space: None,
         };
         for spec in OPTIONS {
             assert_eq!(
@@ -843,6 +971,49 @@ mod tests {
         let table = markdown_table();
         assert_eq!(table.lines().count(), OPTIONS.len() + 2);
         assert!(table.contains("| `log-event` | `Verbose` | Verbose or Compact |"));
+    }
+
+    #[test]
+    fn sizes_and_free_space_take_units_and_percentages() {
+        let parse = |text: &str| Options::parse(text);
+        let (o, w) = parse("max-trace-size=64K:min-free-space=5%");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(o.max_trace_size, Some(64 << 10));
+        assert_eq!(o.min_free_space, Some(FreeSpace::Percent(5)));
+        for (text, bytes) in [
+            ("2G", 2u64 << 30),
+            ("3 MiB", 3 << 20),
+            ("1tb", 1 << 40),
+            ("70000", 70000),
+        ] {
+            let (o, w) = parse(&format!("max-trace-size={text}"));
+            assert!(w.is_empty(), "{text}: {w:?}");
+            assert_eq!(o.max_trace_size, Some(bytes), "{text}");
+        }
+        let (o, w) = parse("max-trace-size=none:min-free-space=none");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((o.max_trace_size, o.min_free_space), (None, None));
+        assert_eq!(
+            Options::default().min_free_space,
+            Some(FreeSpace::Bytes(1 << 30))
+        );
+        for bad in [
+            "max-trace-size=1K",
+            "max-trace-size=12X",
+            "max-trace-size=-5M",
+            "max-trace-size=99999999999T",
+            "min-free-space=0%",
+            "min-free-space=100%",
+            "min-free-space=half",
+        ] {
+            let (o, w) = parse(bad);
+            assert_eq!(w.len(), 1, "{bad}: {w:?}");
+            assert_eq!(o, Options::default(), "{bad}");
+        }
+        assert_eq!(FreeSpace::Percent(5).bytes_of(1000), 50);
+        assert_eq!(FreeSpace::Bytes(7).bytes_of(1000), 7);
+        assert_eq!(show_size(512), "512 bytes");
+        assert_eq!(show_size(1536 << 20), "1.5 GiB (1610612736 bytes)");
     }
 
     #[test]

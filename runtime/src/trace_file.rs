@@ -18,6 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::fd::{self, Identity};
+use crate::options::{show_size, FreeSpace};
 
 /// A trace file opened by the runtime.
 #[derive(Debug)]
@@ -27,6 +28,16 @@ pub struct TraceFile {
     fd: Option<libc::c_int>,
     id: Identity,
     path: PathBuf,
+    limits: Limits,
+    /// Bytes written to the file.
+    written: u64,
+}
+
+/// How far a trace file may grow (`max-trace-size`, `min-free-space`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub max_size: Option<u64>,
+    pub min_free: Option<FreeSpace>,
 }
 
 impl TraceFile {
@@ -44,7 +55,49 @@ impl TraceFile {
             fd: Some(fd),
             id,
             path,
+            limits: Limits::default(),
+            written: 0,
         })
+    }
+
+    /// Keeps every later write within `limits`.
+    pub fn limit(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// Fails unless `len` more bytes keep the file within its limits. Each
+    /// write is a block of about a megabyte or less, so the file system's
+    /// free space is read (`fstatvfs`) at most once per block.
+    fn room_for(&self, fd: libc::c_int, len: usize) -> io::Result<()> {
+        let len = len as u64;
+        if let Some(max) = self.limits.max_size {
+            if self.written.saturating_add(len) > max {
+                return Err(io::Error::other(format!(
+                    "{} would pass max-trace-size, {}",
+                    self.path.display(),
+                    show_size(max)
+                )));
+            }
+        }
+        if let Some(keep) = self.limits.min_free {
+            // SAFETY: an all-zero statvfs is valid; fstatvfs fills it.
+            let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+            // SAFETY: a descriptor checked ours, a valid out pointer.
+            if unsafe { libc::fstatvfs(fd, &mut fs) } == 0 {
+                let unit = fs.f_frsize as u64;
+                let free = (fs.f_bavail as u64).saturating_mul(unit);
+                let floor = keep.bytes_of((fs.f_blocks as u64).saturating_mul(unit));
+                if free < floor.saturating_add(len) {
+                    return Err(io::Error::other(format!(
+                        "the file system of {} has {} free, and min-free-space keeps {keep} \
+                         for the program",
+                        self.path.display(),
+                        show_size(free)
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The descriptor to write to: the kept one if it is still ours, else
@@ -107,9 +160,10 @@ impl TraceFile {
 impl Write for TraceFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let fd = self.ours()?;
+        self.room_for(fd, buf.len())?;
         // Past the file size limit this fails with EFBIG rather than
         // ending the program by SIGXFSZ (see `crate::shield`).
-        crate::shield::shielded(|| {
+        let n = crate::shield::shielded(|| {
             // SAFETY: writing from a valid buffer to a descriptor checked ours.
             let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
             if n < 0 {
@@ -117,7 +171,9 @@ impl Write for TraceFile {
             } else {
                 Ok(n as usize)
             }
-        })
+        })?;
+        self.written += n as u64;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -143,6 +199,40 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn writes_stop_before_a_limit_and_say_which() {
+        let dir = scratch("limits");
+        let path = dir.join("t.pfw");
+        let mut t = TraceFile::new(File::create(&path).unwrap(), path.clone()).unwrap();
+        t.limit(Limits {
+            max_size: Some(10),
+            min_free: None,
+        });
+        t.write_all(b"0123456789").unwrap();
+        let e = t.write_all(b"x").unwrap_err().to_string();
+        assert!(e.contains("would pass max-trace-size, 10 bytes"), "{e}");
+        assert!(e.contains(path.to_str().unwrap()), "{e}");
+        // No file system has room for a limit of half of all bytes.
+        t.limit(Limits {
+            max_size: None,
+            min_free: Some(FreeSpace::Bytes(u64::MAX / 2)),
+        });
+        let e = t.write_all(b"x").unwrap_err().to_string();
+        assert!(e.contains("min-free-space keeps 8388608 TiB"), "{e}");
+        assert!(
+            e.contains(&format!("the file system of {}", path.display())),
+            "{e}"
+        );
+        t.limit(Limits {
+            max_size: Some(11),
+            min_free: Some(FreeSpace::Bytes(0)),
+        });
+        t.write_all(b"x").unwrap();
+        drop(t);
+        assert_eq!(std::fs::read(&path).unwrap(), b"0123456789x");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

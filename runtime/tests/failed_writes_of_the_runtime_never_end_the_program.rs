@@ -3,7 +3,9 @@
 //! default action ends the process) nor a warning written to a stderr
 //! that is a pipe nobody reads any more (SIGPIPE), whichever thread
 //! writes: the program's own at its first event and in the final flush at
-//! exit, or the writer thread. See `tests/c/trace_file_hits_its_size_limit.c`.
+//! exit, or the writer thread. Nor does a trace that reaches its own
+//! limits, `max-trace-size` and `min-free-space`, which stop it before the
+//! write that would pass them. See `tests/c/trace_file_hits_its_size_limit.c`.
 
 mod support;
 
@@ -94,6 +96,63 @@ fn warnings_to_a_stderr_nobody_reads_never_end_the_program() {
                 .expect("run the program");
             let done = Finished::from_output(output);
             assert_ran_to_its_end(&done, &format!("{format}, {case}, stderr a closed pipe"));
+        }
+    }
+}
+
+/// `max-trace-size` and `min-free-space` stop writing before the file or
+/// the disk would pass them, wherever the first write that would is made:
+/// the file stays within the size, the program runs to its end, one line
+/// on stderr names the option, and the events not written are counted.
+#[test]
+fn a_trace_stops_before_its_size_and_free_space_limits() {
+    for format in ["array", "perfetto"] {
+        for (case, pairs) in [("the final flush", 5_000), ("the writer thread", 400_000)] {
+            let dir = Scratch::new(&format!("max-size-{format}-{pairs}"));
+            let mut cmd = command(&program("trace_file_hits_its_size_limit"), &dir.path);
+            cmd.args([(1u64 << 40).to_string(), pairs.to_string()]).env(
+                "PERFFLOW_OPTIONS",
+                format!("log-format={format}:max-trace-size=64K"),
+            );
+            let done = run(&mut cmd);
+            let what = format!("{format}, {case}");
+            assert_ran_to_its_end(&done, &what);
+            assert!(
+                done.stderr
+                    .contains("would pass max-trace-size, 64 KiB (65536 bytes)"),
+                "{what}: stderr: {}",
+                done.stderr
+            );
+            assert_eq!(
+                done.stderr.matches("max-trace-size").count(),
+                1,
+                "{what}: stderr: {}",
+                done.stderr
+            );
+            for entry in std::fs::read_dir(&dir.path).expect("scratch dir") {
+                let len = entry.expect("entry").metadata().expect("metadata").len();
+                assert!(len <= 64 << 10, "{what}: a file of {len} bytes");
+            }
+        }
+        // A floor no file system can keep: not even the opening is
+        // written, and the program runs as it would untraced.
+        let dir = Scratch::new(&format!("min-free-{format}"));
+        let mut cmd = command(&program("trace_file_hits_its_size_limit"), &dir.path);
+        cmd.args([(1u64 << 40).to_string(), "1000".to_string()])
+            .env(
+                "PERFFLOW_OPTIONS",
+                format!("log-format={format}:min-free-space=99999T"),
+            );
+        let done = run(&mut cmd);
+        assert_ran_to_its_end(&done, &format!("{format}, min-free-space"));
+        assert!(
+            done.stderr.contains("min-free-space keeps 99999 TiB"),
+            "{format}: stderr: {}",
+            done.stderr
+        );
+        for entry in std::fs::read_dir(&dir.path).expect("scratch dir") {
+            let len = entry.expect("entry").metadata().expect("metadata").len();
+            assert_eq!(len, 0, "{format}: a file of {len} bytes");
         }
     }
 }

@@ -22,7 +22,7 @@ fn one_warning(text: &str) -> (Options, OptionWarning) {
 }
 
 const ALL_KEYS: &str =
-    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval, clock, labels";
+    "name, log-filename-include, log-dir, log-enable, cpu-mem-usage, log-event, log-format, sampler, sampler-interval, sampler-metrics, signals, flush-interval, clock, labels, max-trace-size, min-free-space";
 
 // Defaults and syntax.
 
