@@ -126,7 +126,8 @@ pub use read::{
 };
 pub use runs::{db_run, read_run, FunctionTotals, RunProfile, RunsError};
 pub use summary::{
-    summarize, summary, FunctionStats, Percentiles, Summarizer, Summary, ThreadStats,
+    summarize, summarize_exactly, summary, FunctionStats, Percentiles, Summarizer, Summary,
+    ThreadStats,
 };
 pub use treatments::{
     scored_runs, treatments, Effect, FactorEffect, Given, Reduce, Score, ScoredRun,

@@ -20,7 +20,7 @@ use crate::error::TraceError;
 use crate::event::{Event, Phase};
 use crate::merge::{trace_files, MergeError};
 use crate::read::stream_trace;
-use crate::summary::{Summarizer, Summary};
+use crate::summary::{summarize_exactly, Summarizer, Summary};
 
 /// What one run spent in one function, summed over its calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -106,12 +106,15 @@ impl std::error::Error for RunsError {}
 /// Each file is streamed: memory holds what is open, not the file.
 pub fn read_run(name: &str, paths: &[PathBuf]) -> Result<RunProfile, RunsError> {
     let files = trace_files(paths, Path::new("")).map_err(RunsError::Files)?;
-    let mut summarizer = Summarizer::new();
-    for file in &files {
-        let info = stream_trace(file, |event| summarizer.push(&event)).map_err(RunsError::Trace)?;
-        summarizer.end_trace(info.truncated);
-    }
-    Ok(RunProfile::from_summary(name, &summarizer.finish()))
+    let summary = summarize_exactly(Summarizer::new, |summarizer, _| {
+        for file in &files {
+            let info =
+                stream_trace(file, |event| summarizer.push(&event)).map_err(RunsError::Trace)?;
+            summarizer.end_trace(info.truncated);
+        }
+        Ok(())
+    })?;
+    Ok(RunProfile::from_summary(name, &summary))
 }
 
 /// Opens the database at `db` for reading.

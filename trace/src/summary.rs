@@ -233,15 +233,37 @@ pub fn summary(trace: &Trace) -> Summary {
 ///
 /// Spans are matched within each trace; statistics of the same name are
 /// merged across traces. [`Summarizer`] does the same one event at a time.
-pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Summary {
-    let mut summarizer = Summarizer::new();
-    for trace in traces {
-        for event in &trace.events {
-            summarizer.push(event);
-        }
-        summarizer.end_trace(trace.truncated);
+pub fn summarize<'a>(traces: impl IntoIterator<Item = &'a Trace> + Clone) -> Summary {
+    let result: Result<Summary, std::convert::Infallible> =
+        summarize_exactly(Summarizer::new, |summarizer, _| {
+            for trace in traces.clone() {
+                for event in &trace.events {
+                    summarizer.push(event);
+                }
+                summarizer.end_trace(trace.truncated);
+            }
+            Ok(())
+        });
+    match result {
+        Ok(summary) => summary,
+        Err(never) => match never {},
     }
-    summarizer.finish()
+}
+
+/// Summarises what `pass` pushes into the summariser `fresh` makes (`pass`
+/// is told whether it runs again); when that could not nest every span
+/// (see [`Summarizer::is_exact`]), once more keeping every span.
+pub fn summarize_exactly<E>(
+    fresh: impl Fn() -> Summarizer,
+    mut pass: impl FnMut(&mut Summarizer, bool) -> Result<(), E>,
+) -> Result<Summary, E> {
+    let mut summarizer = fresh();
+    pass(&mut summarizer, false)?;
+    if !summarizer.is_exact() {
+        summarizer = fresh().keeping_every_span();
+        pass(&mut summarizer, true)?;
+    }
+    Ok(summarizer.finish())
 }
 
 /// Summarises traces one event at a time, as [`summarize`] does.
@@ -264,6 +286,10 @@ pub struct Summarizer {
     threads: Vec<ThreadStats>,
     trace: TraceState,
     percentiles: bool,
+    /// Keep the children of every span: see [`Summarizer::keeping_every_span`].
+    keep_all: bool,
+    /// Some span could not be nested right: see [`Summarizer::is_exact`].
+    lost: bool,
 }
 
 /// What a [`Summarizer`] keeps about the trace being read.
@@ -290,6 +316,22 @@ impl Summarizer {
             percentiles: true,
             ..Summarizer::default()
         }
+    }
+
+    /// The same summariser keeping the children of every span, for traces
+    /// whose spans come in no order it can rely on: memory then grows
+    /// with the spans of each thread.
+    pub fn keeping_every_span(mut self) -> Summarizer {
+        self.keep_all = true;
+        self
+    }
+
+    /// False when a span came inside one whose children had already been
+    /// dropped: a thread's spans came in order of their end, then broke
+    /// it. Self times are then not exact; summarise the same traces again
+    /// with [`Summarizer::keeping_every_span`].
+    pub fn is_exact(&self) -> bool {
+        !self.lost
     }
 
     /// Adds the next event of the current trace.
@@ -440,7 +482,11 @@ impl Summarizer {
     /// nest by time.
     fn nest(&mut self, thread: Thread, start: i64, end: i64, name: usize, complete: bool) {
         let open = self.trace.matcher.open_on(thread);
-        let nesting = self.trace.nesting.entry(thread).or_default();
+        let keep_all = self.keep_all;
+        let nesting = self.trace.nesting.entry(thread).or_insert_with(|| Nesting {
+            keep_all,
+            ..Nesting::default()
+        });
         nesting.insert(
             Span {
                 start,
@@ -451,6 +497,7 @@ impl Summarizer {
             open,
             &mut self.stats,
         );
+        self.lost |= nesting.lost;
     }
 }
 
@@ -487,6 +534,9 @@ struct Node {
     /// (8 bytes a span; a span that does not fit is not merged). Empty for
     /// a span.
     marks: Vec<(u32, u32)>,
+    /// Its children were dropped (spans came in order of their end): a
+    /// span read later that lies inside it cannot be nested right.
+    pruned: bool,
 }
 
 impl Node {
@@ -553,6 +603,7 @@ impl Node {
             name: None,
             children: Vec::new(),
             marks,
+            pruned: false,
         };
         self.weight -= weight;
         // What starts before `at` ends by then, nested properly.
@@ -572,7 +623,9 @@ impl Node {
 /// (spans that are all siblings come in both orders): spans that end
 /// before the start of the latest span when spans come in order of their
 /// start and no `B` is open; and the children of a span when spans come
-/// in order of their end. On a thread without `X` events so far, whose
+/// in order of their end. A thread whose order breaks after something was
+/// dropped makes the summariser not exact ([`Summarizer::is_exact`]), and
+/// [`summarize_exactly`] reads its traces again keeping every span. On a thread without `X` events so far, whose
 /// `B`/`E` spans come in order of their end, the siblings before the
 /// outermost open `B` and between two open `B`s are merged into runs that
 /// keep only each span's start and duration.
@@ -584,6 +637,12 @@ struct Nesting {
     last_start: i64,
     last_end: i64,
     has_complete: bool,
+    /// Keep every span's children (see [`Summarizer::keeping_every_span`]).
+    keep_all: bool,
+    /// A span lay inside one whose children had been dropped.
+    lost: bool,
+    /// Spans were dropped while spans came in order of their start.
+    dropped: bool,
 }
 
 impl Default for Nesting {
@@ -595,6 +654,9 @@ impl Default for Nesting {
             last_start: i64::MIN,
             last_end: i64::MIN,
             has_complete: false,
+            keep_all: false,
+            lost: false,
+            dropped: false,
         }
     }
 }
@@ -609,6 +671,11 @@ impl Nesting {
             name,
             complete,
         } = span;
+        if self.dropped && start < self.last_start {
+            // Spans dropped while they came in order of their start may
+            // be inside this one.
+            self.lost = true;
+        }
         self.by_start &= start >= self.last_start;
         self.by_end &= end >= self.last_end;
         self.last_start = start;
@@ -617,7 +684,7 @@ impl Nesting {
         // The order is known once the other one has been broken: spans
         // that are all siblings so far come in both. An open B may end up
         // around any span that starts after it.
-        let by_start = self.by_start && !self.by_end && open.is_empty();
+        let by_start = self.by_start && !self.by_end && open.is_empty() && !self.keep_all;
         let by_end = self.by_end && !self.by_start;
 
         // 1. Walk down to the innermost kept span that contains this one.
@@ -630,6 +697,7 @@ impl Nesting {
                     .take_while(|node| node.end <= start && node.start < start)
                     .count();
                 level.drain(..done);
+                self.dropped |= done > 0;
             }
             let candidate = level.partition_point(|node| node.start <= start);
             // A kept span with the same start and end contains this one
@@ -647,6 +715,7 @@ impl Nesting {
                 break;
             }
             let node = &mut level[candidate - 1];
+            self.lost |= node.pruned;
             parent = Some((node.end, node.name));
             level = &mut node.children;
         }
@@ -686,14 +755,17 @@ impl Nesting {
             parent.self_ns = parent.self_ns.saturating_add(before - now);
         }
 
+        // In order of their end, nothing read later fits inside, unless
+        // the order breaks later: that is noted (`lost`) when it happens.
+        let prune = by_end && !self.keep_all;
         let node = Node {
             start,
             end,
             weight: duration,
             name: Some(name),
-            // In order of their end, nothing read later fits inside.
-            children: if by_end { Vec::new() } else { children },
+            children: if prune { Vec::new() } else { children },
             marks: Vec::new(),
+            pruned: prune,
         };
         level.insert(first, node);
 
@@ -1132,6 +1204,105 @@ mod tests {
             }
             let (found, expected) = self_times_and_reference(&lines, &spans);
             assert_eq!(found, expected, "round {round}:\n{}", lines.join("\n"));
+        }
+    }
+
+    #[test]
+    fn x_events_in_any_order_give_the_self_times_of_their_nesting() {
+        // Three spans nested outer > late > c1, in each of the six orders.
+        let spans = [(0, 100, "outer"), (5, 50, "late"), (10, 20, "c1")];
+        let orders = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        for order in orders {
+            let lines: Vec<String> = order
+                .iter()
+                .map(|&i| {
+                    let (start, end, name) = spans[i];
+                    let dur = end - start;
+                    format!(
+                        r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{dur}}}"#
+                    )
+                })
+                .collect();
+            let text = format!("[\n{}\n]", lines.join(",\n"));
+            let trace = parse_trace(&text).expect("readable trace");
+            let s = summary(&trace);
+            let self_us = |name: &str| s.function(name).map(|f| f.self_ns / 1000);
+            assert_eq!(
+                (self_us("outer"), self_us("late"), self_us("c1")),
+                (Some(55), Some(35), Some(10)),
+                "order {order:?}"
+            );
+            // Streaming alone says when it could not nest them.
+            let mut streaming = Summarizer::new();
+            for event in &trace.events {
+                streaming.push(event);
+            }
+            let exact = streaming.is_exact();
+            let streamed = streaming.finish();
+            if exact {
+                assert_eq!(streamed.functions, s.functions, "order {order:?}");
+            }
+        }
+        // c1, outer, late: outer drops c1 before late comes inside it.
+        let mut streaming = Summarizer::new();
+        for (start, end, name) in [(10, 20, "c1"), (0, 100, "outer"), (5, 50, "late")] {
+            let event = parse_trace(&format!(
+                r#"[{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}]"#,
+                end - start
+            ))
+            .expect("one event")
+            .events
+            .remove(0);
+            streaming.push(&event);
+        }
+        assert!(!streaming.is_exact());
+    }
+
+    #[test]
+    fn x_events_shuffled_give_the_self_times_of_their_nesting() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for round in 0..40 {
+            let spans = calls(&mut seed, 30);
+            let mut lines: Vec<String> = spans
+                .iter()
+                .map(|(start, end, name)| {
+                    format!(
+                        r#"{{"name":"{name}","ph":"X","pid":1,"tid":1,"ts":{start},"dur":{}}}"#,
+                        end - start
+                    )
+                })
+                .collect();
+            // Fisher-Yates with the same generator.
+            for i in (1..lines.len()).rev() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                lines.swap(i, (seed % (i as u64 + 1)) as usize);
+            }
+            let (found, expected) = self_times_and_reference(&lines, &spans);
+            assert_eq!(found, expected, "round {round}:\n{}", lines.join("\n"));
+            // Streaming alone is right whenever it says it is exact.
+            let trace = parse_trace(&format!("[\n{}\n]", lines.join(",\n"))).expect("trace");
+            let mut streaming = Summarizer::new();
+            for event in &trace.events {
+                streaming.push(event);
+            }
+            if streaming.is_exact() {
+                let streamed: BTreeMap<String, i64> = streaming
+                    .finish()
+                    .functions
+                    .iter()
+                    .map(|f| (f.name.clone(), f.self_ns))
+                    .collect();
+                assert_eq!(streamed, expected, "round {round}, streamed");
+            }
         }
     }
 

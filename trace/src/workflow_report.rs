@@ -35,7 +35,7 @@ use crate::event::{Event, Phase};
 use crate::model::load;
 use crate::output::{same_file, write_whole};
 use crate::read::stream_trace;
-use crate::summary::{FunctionStats, Summarizer, Summary};
+use crate::summary::{summarize_exactly, FunctionStats, Summarizer, Summary};
 use crate::treatments::{
     scored_runs, treatments, FactorEffect, Score, ScoredRun, TreatmentOptions,
 };
@@ -189,12 +189,13 @@ impl Stacks {
 
 /// Reads `files` twice and gathers what the report shows.
 pub fn analyse(files: &[PathBuf]) -> Result<Overview, TraceError> {
-    let mut summarizer = Summarizer::new();
-    for file in files {
-        let info = stream_trace(file, |event| summarizer.push(&event))?;
-        summarizer.end_trace(info.truncated);
-    }
-    let summary = summarizer.finish();
+    let summary = summarize_exactly(Summarizer::new, |summarizer, _| {
+        for file in files {
+            let info = stream_trace(file, |event| summarizer.push(&event))?;
+            summarizer.end_trace(info.truncated);
+        }
+        Ok(())
+    })?;
     let mut top = summary.functions.clone();
     top.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then_with(|| a.name.cmp(&b.name)));
     top.truncate(TOP);

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfflow_trace::{stream_trace, Summarizer};
+use perfflow_trace::{stream_trace, summarize_exactly, Summarizer, Summary};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -34,25 +34,36 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let files = &args.files;
-    let mut summarizer = if args.json || args.csv {
-        Summarizer::with_percentiles()
-    } else {
-        Summarizer::new()
+    let fresh = || {
+        if args.json || args.csv {
+            Summarizer::with_percentiles()
+        } else {
+            Summarizer::new()
+        }
     };
     let mut status = EXIT_OK;
-    for file in files {
-        match stream_trace(file, |event| summarizer.push(&event)) {
-            Ok(info) => summarizer.end_trace(info.truncated),
-            Err(error) => {
-                say(err, error);
-                status = EXIT_FAILED;
-                // Events of an unreadable file must not mix with the next.
-                summarizer.end_trace(false);
+    let result: Result<Summary, std::convert::Infallible> =
+        summarize_exactly(fresh, |summarizer, again| {
+            for file in files {
+                match stream_trace(file, |event| summarizer.push(&event)) {
+                    Ok(info) => summarizer.end_trace(info.truncated),
+                    Err(error) => {
+                        if !again {
+                            say(err, error);
+                        }
+                        status = EXIT_FAILED;
+                        // Events of an unreadable file must not mix with the next.
+                        summarizer.end_trace(false);
+                    }
+                }
             }
-        }
-    }
+            Ok(())
+        });
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(never) => match never {},
+    };
     if status == EXIT_OK {
-        let summary = summarizer.finish();
         let _ = if args.json {
             writeln!(out, "{:#}", summary.to_json())
         } else if args.csv {
