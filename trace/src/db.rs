@@ -15,7 +15,7 @@
 //! different files of the run. A file already imported (same size and the
 //! same first and last 64 KiB) is skipped, so re-importing changes nothing.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -547,28 +547,10 @@ struct Statements<'a> {
     span_bound: Option<SpanRow>,
     instant: Statement<'a>,
     counter: Statement<'a>,
-    /// Pairing a flow's departure, then its arrival, with the other end.
-    pair: [Statement<'a>; 2],
-    /// A flow end with no partner yet: departure, arrival.
-    unpaired: [Statement<'a>; 2],
 }
 
 impl<'a> Statements<'a> {
     fn new(tx: &'a Transaction<'a>) -> Sql<Statements<'a>> {
-        let pair = |mine: &str, other: &str| {
-            tx.prepare(&format!(
-                "UPDATE flow SET {mine}_span = ?4, {mine}_ns = ?5 WHERE id = (
-                   SELECT id FROM flow WHERE run = ?1 AND category = ?2 AND flow_id = ?3
-                     AND {mine}_ns IS NULL AND {mine}_span IS NULL
-                   ORDER BY {other}_ns LIMIT 1)"
-            ))
-        };
-        let unpaired = |mine: &str| {
-            tx.prepare(&format!(
-                "INSERT INTO flow (run, category, flow_id, {mine}_span, {mine}_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5)"
-            ))
-        };
         Ok(Statements {
             span: tx.prepare(
                 "INSERT INTO span (id, thread, process, name, category, start_ns, end_ns, depth,
@@ -584,8 +566,6 @@ impl<'a> Statements<'a> {
                 "INSERT INTO counter (process, track, series, ts_ns, value)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?,
-            pair: [pair("from", "to")?, pair("to", "from")?],
-            unpaired: [unpaired("from")?, unpaired("to")?],
         })
     }
 }
@@ -634,12 +614,79 @@ struct FileImport<'a> {
     dropped: Vec<i64>,
     /// What the matcher found at the current event (kept to reuse).
     found: Vec<Matched>,
+    /// The flow ends of this file, written and paired once it is read.
+    flows: Vec<FlowEnd>,
     /// The `labels` of the runtime's `perfflow_process` metadata.
     labels: Vec<(String, String)>,
     /// How each process's trace ended, and whether the file was cut short:
     /// the outcome of the spans left open.
     endings: Endings,
     truncated: bool,
+}
+
+/// One end of a flow read from a file: a departure (`s`) or an arrival
+/// (`f`), and the span it lies in.
+struct FlowEnd {
+    departs: bool,
+    category: String,
+    id: String,
+    thread: Option<i64>,
+    ts_ns: Option<i64>,
+    span: Option<i64>,
+}
+
+/// Writes `ends` into the `flow` table of run `run` and pairs the ends of
+/// each flow (category and id) they belong to again, with those other
+/// files of the run gave before: departures and arrivals in order of
+/// time, the first departure with the first arrival, as `merge` and
+/// `critical-path` pair them, whichever file holds each end and in
+/// whatever order the files come.
+fn pair_flows(tx: &Transaction<'_>, run: i64, ends: Vec<FlowEnd>) -> Sql<()> {
+    /// An end: time, span, and the order it was read in.
+    type Side = (Option<i64>, Option<i64>, i64);
+    let mut keys: BTreeMap<(String, String), [Vec<Side>; 2]> = BTreeMap::new();
+    for (n, end) in ends.into_iter().enumerate() {
+        let sides = keys.entry((end.category, end.id)).or_default();
+        sides[usize::from(!end.departs)].push((end.ts_ns, end.span, i64::MAX / 2 + n as i64));
+    }
+    let mut earlier = tx.prepare_cached(
+        "SELECT id, from_ns, from_span, to_ns, to_span FROM flow
+         WHERE run = ?1 AND category = ?2 AND flow_id = ?3",
+    )?;
+    let mut forget =
+        tx.prepare_cached("DELETE FROM flow WHERE run = ?1 AND category = ?2 AND flow_id = ?3")?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO flow (run, category, flow_id, from_span, from_ns, to_span, to_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for ((category, id), mut sides) in keys {
+        let mut rows = earlier.query(params![run, category, id])?;
+        while let Some(row) = rows.next()? {
+            let order: i64 = row.get(0)?;
+            for (side, at) in [(0, 1), (1, 3)] {
+                let ts: Option<i64> = row.get(at)?;
+                let span: Option<i64> = row.get(at + 1)?;
+                if ts.is_some() || span.is_some() {
+                    sides[side].push((ts, span, order));
+                }
+            }
+        }
+        drop(rows);
+        forget.execute(params![run, category, id])?;
+        for side in &mut sides {
+            side.sort_by_key(|&(ts, _, order)| (ts, order));
+        }
+        let [departures, arrivals] = sides;
+        let paired = departures.len().max(arrivals.len());
+        for k in 0..paired {
+            let (from_ns, from_span, _) = departures.get(k).copied().unwrap_or((None, None, 0));
+            let (to_ns, to_span, _) = arrivals.get(k).copied().unwrap_or((None, None, 0));
+            insert.execute(params![
+                run, category, id, from_span, from_ns, to_span, to_ns
+            ])?;
+        }
+    }
+    Ok(())
 }
 
 fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError> {
@@ -682,6 +729,7 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
         instants_before,
         dropped: Vec::new(),
         found: Vec::new(),
+        flows: Vec::new(),
         labels: Vec::new(),
         endings: Endings::default(),
         truncated: false,
@@ -711,7 +759,24 @@ fn import_file(tx: &Transaction<'_>, new: &NewFile) -> Result<Imported, DbError>
     state.unlink().map_err(database)?;
     let mut renest: Vec<i64> = state.renest.iter().copied().collect();
     renest.sort_unstable();
-    nesting::renest(tx, &renest, state.first_span, state.instants_before).map_err(database)?;
+    // A flow end on a thread nested by time lies in the span its time
+    // says, as an instant does.
+    let moved: Vec<(usize, i64, i64)> = state
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(n, end)| match (end.thread, end.ts_ns) {
+            (Some(thread), Some(ts)) if state.renest.contains(&thread) => Some((n, thread, ts)),
+            _ => None,
+        })
+        .collect();
+    let found = nesting::renest(tx, &renest, state.first_span, state.instants_before, &moved)
+        .map_err(database)?;
+    for (n, span) in found {
+        state.flows[n].span = span;
+    }
+    let flows = std::mem::take(&mut state.flows);
+    pair_flows(tx, run, flows).map_err(database)?;
     let indexes = state
         .pids
         .iter()
@@ -867,8 +932,16 @@ impl FileImport<'_> {
             }
             Some(Phase::FlowStart) | Some(Phase::FlowEnd) => {
                 let (span, _) = enclosing(self);
-                let start = event.ph == Some(Phase::FlowStart);
-                self.flow_end(event, start, span)?;
+                if let Some(id) = event.id.take() {
+                    self.flows.push(FlowEnd {
+                        departs: event.ph == Some(Phase::FlowStart),
+                        category: event.cat.take().unwrap_or_default(),
+                        id,
+                        thread,
+                        ts_ns: event.ts_ns,
+                        span,
+                    });
+                }
             }
             Some(Phase::Counter) => {
                 if let Some(args) = event.args.as_object() {
@@ -985,9 +1058,8 @@ impl FileImport<'_> {
     }
 
     /// Takes the ids of [`FileImport::dropped`] spans out of the rows of
-    /// this file that name them as parent or enclosing span (the flows
-    /// of the run, whose ends may come from other files), so that every
-    /// key names a row.
+    /// this file that name them as parent or enclosing span, and out of
+    /// its flow ends, so that every key names a row.
     fn unlink(&mut self) -> Sql<()> {
         if self.dropped.is_empty() {
             return Ok(());
@@ -1002,28 +1074,10 @@ impl FileImport<'_> {
             &format!("UPDATE instant SET span = NULL WHERE id > ?1 AND span IN {dropped}"),
             params![self.instants_before, ids],
         )?;
-        for end in ["from", "to"] {
-            self.tx.execute(
-                &format!(
-                    "UPDATE flow SET {end}_span = NULL WHERE run = ?1 AND {end}_span IN {dropped}"
-                ),
-                params![self.run, ids],
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Records one end of a flow, pairing it with the earliest unpaired
-    /// opposite end of the same run, category and id.
-    fn flow_end(&mut self, event: &Event, start: bool, span: Option<i64>) -> Sql<()> {
-        let Some(id) = event.id.as_deref() else {
-            return Ok(());
-        };
-        let cat = event.cat.as_deref().unwrap_or("");
-        let end = usize::from(!start);
-        let values = params![self.run, cat, id, span, event.ts_ns];
-        if self.statements.pair[end].execute(values)? == 0 {
-            self.statements.unpaired[end].execute(values)?;
+        for end in &mut self.flows {
+            if end.span.is_some_and(|span| self.dropped.contains(&span)) {
+                end.span = None;
+            }
         }
         Ok(())
     }
