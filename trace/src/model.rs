@@ -135,6 +135,7 @@ pub struct Workflow {
 }
 
 /// One end of a flow, before pairing.
+#[derive(Clone)]
 struct FlowEnd {
     category: String,
     id: String,
@@ -356,7 +357,7 @@ pub fn load(files: &[PathBuf], fix_clocks: bool) -> Result<Workflow, MergeError>
             workflow.truncated_files += 1;
         }
     }
-    workflow.links = pair_flows(flow_ends);
+    workflow.links = pair_flows(flow_ends.clone());
     for (index, span) in workflow.spans.iter().enumerate() {
         if let (false, Some(end_ns), Some(end_thread)) = (span.nested, span.end_ns, span.end_thread)
         {
@@ -376,8 +377,45 @@ pub fn load(files: &[PathBuf], fix_clocks: bool) -> Result<Workflow, MergeError>
     }
     if fix_clocks {
         shift_clocks(&mut workflow)?;
+        let shift = thread_shifts(&workflow);
+        for end in &mut flow_ends {
+            end.ts_ns += shift[end.thread];
+        }
+        pair_again(&mut workflow, flow_ends);
     }
     Ok(workflow)
+}
+
+/// The clock shift of each thread's host, as [`shift_clocks`] made it.
+fn thread_shifts(workflow: &Workflow) -> Vec<i64> {
+    workflow
+        .threads
+        .iter()
+        .map(|thread| {
+            let host = &workflow.processes[thread.process].host;
+            workflow
+                .shifts
+                .iter()
+                .find(|shift| &shift.host == host)
+                .map_or(0, |shift| shift.offset_ns)
+        })
+        .collect()
+}
+
+/// Pairs the flows again from `ends`, at the times after the clocks were
+/// shifted: the order of departures or arrivals on different hosts can
+/// change with the shift, and the trace `merge --fix-clocks` writes pairs
+/// them at its shifted times. Other links stay.
+fn pair_again(workflow: &mut Workflow, ends: Vec<FlowEnd>) {
+    if workflow.shifts.is_empty() {
+        return;
+    }
+    workflow
+        .links
+        .retain(|link| !matches!(link.kind, LinkKind::Flow { .. }));
+    let mut links = pair_flows(ends);
+    links.append(&mut workflow.links);
+    workflow.links = links;
 }
 
 /// Why a workflow could not be loaded from a database.
@@ -459,6 +497,35 @@ pub fn load_db(db: &Path, run: Option<&str>, fix_clocks: bool) -> Result<Workflo
     read_db(&conn, run_id, &mut workflow).map_err(fail)?;
     if fix_clocks {
         shift_clocks(&mut workflow).map_err(LoadError::Merge)?;
+        // The database's flow rows hold the paired ends (at shifted times
+        // now); those are paired again.
+        let ends: Vec<FlowEnd> = workflow
+            .links
+            .iter()
+            .filter_map(|link| match &link.kind {
+                LinkKind::Flow { name, category, id } => Some([
+                    FlowEnd {
+                        category: category.clone(),
+                        id: id.clone(),
+                        name: name.clone(),
+                        phase: Phase::FlowStart,
+                        thread: link.from_thread,
+                        ts_ns: link.from_ns,
+                    },
+                    FlowEnd {
+                        category: category.clone(),
+                        id: id.clone(),
+                        name: name.clone(),
+                        phase: Phase::FlowEnd,
+                        thread: link.to_thread,
+                        ts_ns: link.to_ns,
+                    },
+                ]),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        pair_again(&mut workflow, ends);
     }
     Ok(workflow)
 }
