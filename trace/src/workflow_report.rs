@@ -215,8 +215,10 @@ pub fn analyse(files: &[PathBuf]) -> Result<Overview, TraceError> {
         let c = (t - start) as f64 / (end - start) as f64 * COLUMNS as f64;
         (c.max(0.0) as usize).min(COLUMNS - 1)
     };
-    let mut lanes: BTreeMap<(String, i64), Lane> = BTreeMap::new();
-    for file in files {
+    // By host, pid and file: two files of one host with one pid (the pid
+    // reused, or processes of several containers) are two processes.
+    let mut lanes: BTreeMap<(String, i64, usize), Lane> = BTreeMap::new();
+    for (at, file) in files.iter().enumerate() {
         let from_name = host_of(file);
         let mut hosts: HashMap<i64, String> = HashMap::new();
         let mut stacks = Stacks::default();
@@ -230,7 +232,7 @@ pub fn analyse(files: &[PathBuf]) -> Result<Overview, TraceError> {
             stacks.push(&event, &mut |pid, span| {
                 let host = hosts.get(&pid).unwrap_or(&from_name);
                 let lane = lanes
-                    .entry((host.clone(), pid))
+                    .entry((host.clone(), pid, at))
                     .or_insert_with(|| Lane::new(host, pid, top.len()));
                 let which = index.get(span.name).copied();
                 if let Some(i) = which {
@@ -1011,5 +1013,33 @@ mod tests {
         );
         assert_eq!(host_of(Path::new("perfflow.array.a.b.c.12.pfw")), "a.b.c");
         assert_eq!(host_of(Path::new("trace.pfw")), "trace");
+    }
+
+    #[test]
+    fn files_of_one_host_and_pid_are_processes_of_their_own() {
+        let dir =
+            std::env::temp_dir().join(format!("perfflow-report-lanes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<PathBuf> = [10, 20, 90]
+            .iter()
+            .enumerate()
+            .map(|(n, dur)| {
+                let path = dir.join(format!("task{n}.pfw"));
+                let text = format!(
+                    r#"[{{"name":"perfflow_process","ph":"M","pid":1,"tid":1,"args":{{"host":"h"}}}},
+{{"name":"main","ph":"X","pid":1,"tid":1,"ts":0,"dur":100}},
+{{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":{dur}}}]"#
+                );
+                std::fs::write(&path, text).unwrap();
+                path
+            })
+            .collect();
+        let overview = analyse(&files).expect("readable traces");
+        assert_eq!(overview.lanes.len(), 3);
+        let a = overview.top.iter().position(|f| f.name == "a").expect("a");
+        let mut times: Vec<i64> = overview.lanes.iter().map(|l| l.inclusive_ns[a]).collect();
+        times.sort_unstable();
+        assert_eq!(times, [10_000, 20_000, 90_000]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
