@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Treatments demo: runs the example workflow (examples/workflow.cpp) three
+# Treatments demo: runs the example workflow (examples/workflow.cpp) five
 # times under each of 2 x 2 treatment factors, labelled through the runtime's
 # `labels` option:
 #   logdir  where the trace is written: `disk` (build/demo-workflow) or `shm`
@@ -37,8 +37,8 @@ echo "== compiling examples/workflow.cpp through the plugin"
 clang++-19 -O2 -g -fpass-plugin="$prefix/lib/libWeavePass.so" examples/workflow.cpp \
   -I"$prefix/include" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lperfflow_runtime -o "$out/workflow"
 
-echo "== 3 repeats x logdir {disk, shm} x blocks {12, 24}, imported into $out/runs.sqlite"
-for repeat in 1 2 3; do
+echo "== 5 repeats x logdir {disk, shm} x blocks {12, 24}, imported into $out/runs.sqlite"
+for repeat in 1 2 3 4 5; do
   for logdir in disk shm; do
     for blocks in 12 24; do
       run=$logdir-$blocks-$repeat
@@ -60,4 +60,5 @@ echo "== ... and to the mean time of one workflow::simulate call"
 "$trace_tool" treatments "$out/runs.sqlite" --score span:workflow::simulate
 echo
 echo "== compare: 12 blocks (A) against 24 blocks (B), on disk"
-"$trace_tool" compare --db "$out/runs.sqlite" disk-12-1,disk-12-2,disk-12-3 disk-24-1,disk-24-2,disk-24-3
+"$trace_tool" compare --db "$out/runs.sqlite" \
+  disk-12-1,disk-12-2,disk-12-3,disk-12-4,disk-12-5 disk-24-1,disk-24-2,disk-24-3,disk-24-4,disk-24-5

@@ -16,7 +16,10 @@
 //! Every row is resampled with the same draws of runs (a resample is a
 //! set of runs), from a ChaCha8 generator with a fixed seed, so the output
 //! is the same on every invocation. A side with one run has no spread to
-//! resample: its differences have no interval and are never significant.
+//! resample, and a side of 2 to 4 runs too little (such intervals leave
+//! out zero 3 to 7 times as often as they should, see
+//! [`crate::stats::MIN_RUNS`]): with fewer than 5 runs on a side the
+//! differences have no interval and are never significant.
 //!
 //! A difference is significant when its interval leaves out zero: B is
 //! then `slower` or `faster` than A; otherwise `same`, and `unknown`
@@ -58,7 +61,7 @@ pub enum Verdict {
     Faster,
     /// The interval holds zero.
     Same,
-    /// No interval: a side has a single run.
+    /// No interval: a side has fewer than [`crate::stats::MIN_RUNS`] runs.
     Unknown,
 }
 

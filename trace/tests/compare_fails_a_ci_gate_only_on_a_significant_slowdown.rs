@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use support::*;
 
-/// Three runs per side under `root`; B's `work` takes `work_ms`.
+/// Five runs per side under `root`; B's `work` takes `work_ms`.
 fn sides(root: &Path, work_ms: u64) -> (String, String) {
     let run = |side: &str, i: u64, work: u64| -> PathBuf {
         program_run(
@@ -22,7 +22,7 @@ fn sides(root: &Path, work_ms: u64) -> (String, String) {
         )
     };
     let list = |side: &str, work: u64| -> String {
-        (0..3)
+        (0..5)
             .map(|i| path_str(&run(side, i, work)).to_string())
             .collect::<Vec<_>>()
             .join(",")
@@ -37,10 +37,10 @@ fn the_gate_fails_with_status_3_on_a_significant_slowdown_beyond_pct() {
     let output = perfflow_trace(&["compare", &a, &b, "--fail-if-slower", "40"]);
     assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("work is 49.0% slower"), "{stderr}");
+    assert!(stderr.contains("work is 48.1% slower"), "{stderr}");
     assert!(!stderr.contains("main"), "{stderr}");
     let table = text(&output.stdout);
-    assert!(table.contains("A: 3 runs"), "{table}");
+    assert!(table.contains("A: 5 runs"), "{table}");
     let work = table
         .lines()
         .find(|l| l.starts_with("work "))
@@ -68,7 +68,7 @@ fn the_gate_refuses_a_side_with_a_single_run() {
     let first_b = b.split(',').next().expect("a run");
     let output = perfflow_trace(&["compare", &a, first_b, "--fail-if-slower", "5"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("at least 2 runs on each side"));
+    assert!(text(&output.stderr).contains("at least 5 runs on each side"));
     // Without the gate a single run compares, without intervals.
     let output = perfflow_trace(&["compare", &a, first_b]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));

@@ -1,4 +1,4 @@
-//! Three runs of a program against three runs in which one function,
+//! Five runs of a program against five runs in which one function,
 //! `work`, takes 5 ms longer: `compare` calls `work` slower in inclusive
 //! and self time, its caller `main` slower only in inclusive time, and
 //! every other function the same, with the same intervals every time. The
@@ -14,8 +14,12 @@ use support::*;
 fn runs(root: &Path, side: &str, work_ms: u64) -> Vec<RunProfile> {
     // Run-to-run spread of a few hundred microseconds in every function,
     // in a different order on each side.
-    let spread: [u64; 3] = if side == "a" { [0, 1, 2] } else { [2, 0, 1] };
-    (0..3)
+    let spread: [u64; 5] = if side == "a" {
+        [0, 1, 2, 3, 4]
+    } else {
+        [2, 4, 0, 3, 1]
+    };
+    (0..5)
         .map(|i| {
             let jitter = spread[i] * 200_000;
             let dir = root.join(format!("{side}{i}"));
@@ -23,8 +27,8 @@ fn runs(root: &Path, side: &str, work_ms: u64) -> Vec<RunProfile> {
                 &dir,
                 2 * MS + jitter,
                 work_ms * MS + jitter,
-                3 * MS + spread[(i + 1) % 3] * 200_000,
-                MS + spread[(i + 2) % 3] * 100_000,
+                3 * MS + spread[(i + 1) % 5] * 200_000,
+                MS + spread[(i + 2) % 5] * 100_000,
             );
             read_run(&format!("{side}{i}"), &[dir]).expect("readable run")
         })
@@ -47,14 +51,14 @@ fn compare_finds_the_slowed_function_and_not_the_others() {
     assert_eq!(
         verdicts,
         [
-            ("main", Verdict::Slower, Verdict::Same),
             ("work", Verdict::Slower, Verdict::Slower),
+            ("main", Verdict::Slower, Verdict::Same),
             ("finish", Verdict::Same, Verdict::Same),
             ("setup", Verdict::Same, Verdict::Same),
         ],
         "{comparison}"
     );
-    let work = &comparison.functions[1];
+    let work = &comparison.functions[0];
     assert_eq!((work.calls_a, work.calls_b), (2.0, 2.0));
     assert_eq!(work.self_time.delta_ns, 5.0 * MS as f64);
     let interval = work.self_time.interval_ns.expect("an interval");
@@ -73,7 +77,7 @@ fn compare_finds_the_slowed_function_and_not_the_others() {
             .collect()
     };
     assert_eq!(over(40.0), ["work"]);
-    assert_eq!(over(20.0), ["(wall)", "main", "work"]);
+    assert_eq!(over(20.0), ["(wall)", "work", "main"]);
     assert!(over(60.0).is_empty());
 
     // The same input gives the same intervals and the same table.

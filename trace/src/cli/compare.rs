@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use perfflow_trace::stats::MIN_RUNS;
 use perfflow_trace::{compare, db_run, read_run, CompareOptions, RunProfile, RunsError};
 
 use super::{say, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -151,13 +152,14 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         );
         return EXIT_USAGE;
     }
-    if args.fail_if_slower.is_some() && (a.len() < 2 || b.len() < 2) {
+    if args.fail_if_slower.is_some() && (a.len() < MIN_RUNS || b.len() < MIN_RUNS) {
         let (a, b) = (a.len(), b.len());
         say(
             err,
             format_args!(
-                "perfflow-trace: compare: --fail-if-slower needs at least 2 runs on each side \
-                 (A has {a}, B has {b}): with one run nothing can be significant"
+                "perfflow-trace: compare: --fail-if-slower needs at least {MIN_RUNS} runs on each \
+                 side (A has {a}, B has {b}): with fewer, the 95% intervals leave out zero far \
+                 more often than 5% of the time, and nothing is called significant"
             ),
         );
         return EXIT_USAGE;
