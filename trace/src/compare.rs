@@ -476,6 +476,7 @@ mod tests {
                     (name.to_string(), totals)
                 })
                 .collect(),
+            truncated_files: 0,
         }
     }
 

@@ -40,6 +40,9 @@ pub struct RunProfile {
     pub wall_ns: Option<i64>,
     /// Per span name.
     pub functions: BTreeMap<String, FunctionTotals>,
+    /// How many of the run's trace files were cut short (their spans still
+    /// open at the end are not counted).
+    pub truncated_files: usize,
 }
 
 impl RunProfile {
@@ -60,6 +63,7 @@ impl RunProfile {
                     (f.name.clone(), totals)
                 })
                 .collect(),
+            truncated_files: summary.truncated_traces,
         }
     }
 }
@@ -244,5 +248,14 @@ pub fn db_run(db: &Path, run: &str) -> Result<RunProfile, RunsError> {
     if process.is_some() {
         summarizer.end_trace(false);
     }
-    Ok(RunProfile::from_summary(run, &summarizer.finish()))
+    let mut profile = RunProfile::from_summary(run, &summarizer.finish());
+    let truncated: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM source_file WHERE run = ?1 AND truncated",
+            [id],
+            |row| row.get(0),
+        )
+        .map_err(&failed)?;
+    profile.truncated_files = truncated as usize;
+    Ok(profile)
 }

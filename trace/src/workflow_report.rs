@@ -378,7 +378,7 @@ pub fn write_report(
     let w = analyse(files).map_err(|e| e.to_string())?;
     let mut page = Page::new("Workflow report");
     let span = w.summary.span_ns().unwrap_or(0);
-    page.push(&html::cards(&[
+    let mut cards = vec![
         ("Processes", w.lanes.len().to_string()),
         ("Hosts", {
             let mut hosts: Vec<&str> = w.lanes.iter().map(|l| l.host.as_str()).collect();
@@ -388,7 +388,18 @@ pub fn write_report(
         ("Duration", time(span)),
         ("Functions", w.summary.functions.len().to_string()),
         ("Events", w.summary.events.to_string()),
-    ]));
+    ];
+    if w.summary.truncated_traces > 0 {
+        // Their spans still open at the end are in no figure.
+        cards.push((
+            "Cut short",
+            format!(
+                "{} of {} files",
+                w.summary.truncated_traces, w.summary.traces
+            ),
+        ));
+    }
+    page.push(&html::cards(&cards));
 
     page.section("timeline", "Timeline");
     page.push("<div class=\"panel\">");

@@ -171,6 +171,30 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return EXIT_FAILED;
         }
     };
+    for run in runs_a.iter().chain(&runs_b) {
+        if run.truncated_files > 0 {
+            say(
+                err,
+                format_args!(
+                    "perfflow-trace: compare: note: run {}: {} trace file{} cut short \
+                     (`perfflow-trace check --allow-truncated` names {}); spans still open at \
+                     the end are not counted",
+                    run.name,
+                    run.truncated_files,
+                    if run.truncated_files == 1 {
+                        " is"
+                    } else {
+                        "s are"
+                    },
+                    if run.truncated_files == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    },
+                ),
+            );
+        }
+    }
     let options = CompareOptions {
         resamples: args.resampling.resamples,
         seed: args.resampling.seed,

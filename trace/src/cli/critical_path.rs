@@ -89,6 +89,24 @@ pub(super) fn workflow(
     Ok((workflow, files))
 }
 
+/// Says on `err` how many of the traces `command` read were cut short.
+pub(super) fn note_truncated(err: &mut dyn Write, command: &str, workflow: &Workflow) {
+    let n = workflow.truncated_files;
+    if n > 0 {
+        say(
+            err,
+            format_args!(
+                "perfflow-trace: {command}: note: {n} trace file{} cut short (`perfflow-trace \
+                 check --allow-truncated` names {}); spans still open at the end of {} run to \
+                 the last event of their process",
+                if n == 1 { " is" } else { "s are" },
+                if n == 1 { "it" } else { "them" },
+                if n == 1 { "it" } else { "each" },
+            ),
+        );
+    }
+}
+
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let fail = |err: &mut dyn Write, message: &dyn std::fmt::Display| {
         say(
@@ -102,6 +120,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Ok(loaded) => loaded,
         Err(message) => return fail(err, &message),
     };
+    note_truncated(err, "critical-path", &workflow);
     // Steps are made one at a time as they are printed, not held.
     let path = CompactPath::new(&workflow);
     if let Some(output) = &args.output {

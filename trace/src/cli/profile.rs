@@ -44,6 +44,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Ok(loaded) => loaded,
         Err(message) => return fail(err, &message),
     };
+    super::critical_path::note_truncated(err, "profile", &workflow);
     let profile = profile(&workflow);
     if let Some(hatchet) = &args.hatchet {
         let literal = profile.hatchet_literal(args.by_process);
