@@ -80,6 +80,14 @@ pub enum MergeError {
         first: PathBuf,
         second: PathBuf,
     },
+    /// A directory holds one trace in both formats (`X.pfw` and
+    /// `X.pftrace`, as `convert` writes them): read both, its processes
+    /// would be counted twice.
+    TwoFormats {
+        /// The two files.
+        json: PathBuf,
+        perfetto: PathBuf,
+    },
     /// An input path is neither a file nor a directory that can be listed.
     Input {
         /// The path.
@@ -133,6 +141,14 @@ impl fmt::Display for MergeError {
                 "{} and {} are one file; expected each trace once",
                 first.display(),
                 second.display()
+            ),
+            MergeError::TwoFormats { json, perfetto } => write!(
+                f,
+                "{} and {} are one trace in two formats (`perfflow-trace convert` writes one \
+                 from the other); expected each trace once: name the files to read, or move one \
+                 out of the directory",
+                json.display(),
+                perfetto.display()
             ),
             MergeError::OutputIsInput { path } => write!(
                 f,
@@ -206,6 +222,18 @@ pub fn trace_files(paths: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>, Mer
             return Err(MergeError::NoTraces { path: path.clone() });
         }
         found.sort();
+        for json in found
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "pfw"))
+        {
+            let perfetto = json.with_extension("pftrace");
+            if found.contains(&perfetto) {
+                return Err(MergeError::TwoFormats {
+                    json: json.clone(),
+                    perfetto,
+                });
+            }
+        }
         files.extend(found);
     }
     let mut seen: HashMap<(u64, u64), &PathBuf> = HashMap::new();
