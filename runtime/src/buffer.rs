@@ -185,6 +185,7 @@ static DROPPED_AT_CLOSE: AtomicU64 = AtomicU64::new(0);
 /// many events were recorded after the trace was complete, which are
 /// counted but not in it.
 extern "C" fn report_late_events() {
+    let _errno = crate::errno::Kept::now();
     let _ = catch_unwind(|| {
         if !TRACE_DONE.load(Ordering::Acquire) || in_vfork_child() {
             return;
@@ -1086,6 +1087,7 @@ pub(crate) fn current_tid() -> u32 {
 }
 
 extern "C" fn flush_at_exit() {
+    let _errno = crate::errno::Kept::now();
     let _ = catch_unwind(finish);
 }
 
@@ -1919,6 +1921,7 @@ thread_local! {
 }
 
 extern "C" fn fork_prepare() {
+    let _errno = crate::errno::Kept::now();
     let _ = catch_unwind(|| {
         // These handlers are registered right before start-up, so it has
         // begun or is about to: wait for it to finish (another thread may
@@ -1961,6 +1964,7 @@ extern "C" fn fork_prepare() {
 }
 
 extern "C" fn fork_parent() {
+    let _errno = crate::errno::Kept::now();
     let _ = catch_unwind(|| {
         let guards = FORK_GUARDS.try_with(|g| g.borrow_mut().take());
         if let Ok(Some(guards)) = guards {
@@ -1977,6 +1981,7 @@ extern "C" fn fork_parent() {
 /// to the parent's trace; the child writes its own file under its own pid,
 /// starting with the slices it is inside of.
 extern "C" fn fork_child() {
+    let _errno = crate::errno::Kept::now();
     let _ = catch_unwind(|| {
         let Some(guards) = FORK_GUARDS
             .try_with(|g| g.borrow_mut().take())
@@ -2105,6 +2110,7 @@ pub(crate) fn as_cold_path<R>(f: impl FnOnce() -> R) -> R {
 #[cold]
 #[inline(never)]
 fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>, extra: Extra) {
+    let _errno = crate::errno::Kept::now();
     if in_vfork_child() {
         // The parent's buffers are not ours to touch (see `vfork_child`);
         // hidden from the child, they never reach `Local::push` there.
@@ -2276,6 +2282,7 @@ fn record_plain_full<const STAMP_FIRST: bool>(
     kind: Kind,
     ts: u64,
 ) {
+    let _errno = crate::errno::Kept::now();
     let stamp = if STAMP_FIRST { Some(ts) } else { None };
     record_slow(local, site, kind, stamp, Extra::None);
 }
@@ -2285,6 +2292,7 @@ fn record_plain_full<const STAMP_FIRST: bool>(
 #[cold]
 #[inline(never)]
 fn record_plain_cold<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
+    let _errno = crate::errno::Kept::now();
     record_extra::<STAMP_FIRST>(site, kind, || Extra::None);
 }
 
@@ -2379,6 +2387,7 @@ fn taken((ts, payload): (u64, Option<RawEvent>)) -> (Option<u64>, Extra) {
 /// and that plus one `pread` of `/proc/self/statm` per exit.
 #[inline(never)]
 fn record_usage(site: *const Site, kind: Kind) {
+    let _errno = crate::errno::Kept::now();
     // SAFETY: as in `wants_usage`.
     let around = unsafe { &*site }.pointcut() == crate::site::Pointcut::Around;
     match (around, kind) {
@@ -2400,6 +2409,7 @@ fn record_usage(site: *const Site, kind: Kind) {
 /// than sharing one out-of-line body that matches on every kind of extra.
 #[inline(always)]
 fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: impl Fn() -> Extra) {
+    let _errno = crate::errno::Kept::now();
     // The closure only takes the address, so it inlines whatever follows.
     let Ok(local) = LOCAL.try_with(|local| local as *const Local) else {
         drop_events(1);
@@ -2445,5 +2455,6 @@ fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: i
 
 /// Counts an event whose site pointer could not be recorded.
 pub fn reject_site() {
+    let _errno = crate::errno::Kept::now();
     drop_events(1);
 }

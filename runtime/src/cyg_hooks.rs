@@ -189,6 +189,7 @@ fn warn(message: &str) {
 #[cold]
 #[inline(never)]
 fn site_of_cold(addr: usize) -> Option<*const Site> {
+    let _errno = crate::errno::Kept::now();
     if RESOLVING.with(|r| r.replace(true)) {
         return None;
     }

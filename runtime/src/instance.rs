@@ -91,6 +91,7 @@ pub fn for_this_process() -> &'static str {
 
 /// Runs [`for_this_process`] before `main` (from `.init_array`).
 extern "C" fn export_before_main() {
+    let _errno = crate::errno::Kept::now();
     let _ = std::panic::catch_unwind(|| crate::buffer::as_cold_path(for_this_process));
 }
 

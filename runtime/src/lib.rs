@@ -44,6 +44,7 @@ pub mod writer;
 
 mod buffer;
 mod cyg_hooks;
+mod errno;
 mod fd;
 mod sampler;
 mod sanitizers;
@@ -115,6 +116,7 @@ pub unsafe extern "C" fn perfflow_site_exit(site: *const Site) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit_unwind(site: *const Site) {
+    let _errno = errno::Kept::now();
     // SAFETY: as in perfflow_site_enter.
     match unsafe { recordable(site) } {
         Some(site) => buffer::record_exit_with(site.as_ptr(), Payload::Unwound),
@@ -131,6 +133,7 @@ pub unsafe extern "C" fn perfflow_site_exit_unwind(site: *const Site) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
+    let _errno = errno::Kept::now();
     // SAFETY: as in perfflow_site_enter.
     match (id != 0).then(|| unsafe { recordable(site) }).flatten() {
         Some(site) => buffer::record_enter_with(site.as_ptr(), Payload::AsyncId(id)),
@@ -145,6 +148,7 @@ pub unsafe extern "C" fn perfflow_site_enter_id(site: *const Site, id: u64) {
 /// As for [`perfflow_site_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_site_exit_id(site: *const Site, id: u64) {
+    let _errno = errno::Kept::now();
     // SAFETY: as in perfflow_site_enter.
     match (id != 0).then(|| unsafe { recordable(site) }).flatten() {
         Some(site) => buffer::record_exit_with(site.as_ptr(), Payload::AsyncId(id)),
@@ -167,6 +171,7 @@ pub unsafe extern "C" fn perfflow_weave_before(
     flow: *const c_char,
     pcut: *const c_char,
 ) {
+    let _errno = errno::Kept::now();
     if tracing_off() {
         return;
     }
@@ -200,6 +205,7 @@ pub unsafe extern "C" fn perfflow_weave_after(
     flow: *const c_char,
     pcut: *const c_char,
 ) {
+    let _errno = errno::Kept::now();
     if tracing_off() {
         return;
     }
@@ -228,6 +234,7 @@ fn tracing_off() -> bool {
 /// duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
+    let _errno = errno::Kept::now();
     if tracing_off() {
         return;
     }
@@ -244,6 +251,7 @@ pub unsafe extern "C" fn perfflow_region_begin(name: *const c_char) {
 /// As for [`perfflow_region_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
+    let _errno = errno::Kept::now();
     if tracing_off() {
         return;
     }
@@ -261,6 +269,7 @@ pub unsafe extern "C" fn perfflow_region_end(name: *const c_char) {
 /// As for [`perfflow_region_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_region_end_unwind(name: *const c_char) {
+    let _errno = errno::Kept::now();
     if tracing_off() {
         return;
     }
@@ -281,6 +290,7 @@ pub unsafe extern "C" fn perfflow_region_end_unwind(name: *const c_char) {
 /// the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_async_begin(name: *const c_char, scope: *const c_char) -> u64 {
+    let _errno = errno::Kept::now();
     // SAFETY: forwarded from the caller's contract.
     match unsafe { site::lookup_async(name, scope) } {
         Some(found) => {
@@ -302,6 +312,7 @@ pub unsafe extern "C" fn perfflow_async_begin(name: *const c_char, scope: *const
 /// As for [`perfflow_async_begin`].
 #[no_mangle]
 pub unsafe extern "C" fn perfflow_async_end(name: *const c_char, scope: *const c_char, id: u64) {
+    let _errno = errno::Kept::now();
     // SAFETY: forwarded from the caller's contract.
     unsafe { async_end(name, scope, id, Payload::AsyncId) }
 }
@@ -317,6 +328,7 @@ pub unsafe extern "C" fn perfflow_async_end_unwind(
     scope: *const c_char,
     id: u64,
 ) {
+    let _errno = errno::Kept::now();
     // SAFETY: forwarded from the caller's contract.
     unsafe { async_end(name, scope, id, Payload::AsyncIdUnwound) }
 }
@@ -348,6 +360,7 @@ unsafe fn async_end(
 /// exit handler, do nothing.
 #[no_mangle]
 pub extern "C" fn perfflow_finish() {
+    let _errno = errno::Kept::now();
     let _ = std::panic::catch_unwind(buffer::finish);
 }
 

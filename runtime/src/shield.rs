@@ -94,6 +94,7 @@ pub(crate) fn shielded<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T
 static STDERR_AT_START: OnceLock<Option<Identity>> = OnceLock::new();
 
 extern "C" fn note_stderr_before_main() {
+    let _errno = crate::errno::Kept::now();
     STDERR_AT_START.get_or_init(|| identity(libc::STDERR_FILENO));
 }
 
