@@ -533,6 +533,17 @@ struct LocalGuard;
 
 impl Drop for LocalGuard {
     fn drop(&mut self) {
+        // The process's first thread keeps its buffer. glibc's `exit()`
+        // ends the calling thread's thread-locals before it runs the exit
+        // handlers, and those the program registered after its first
+        // event (an `MPI_Finalize`, results written at exit) run before the
+        // runtime's final flush, which takes the buffer's records. When
+        // that thread ends by `pthread_exit` instead, the process goes on:
+        // its records are taken by the periodic and final flushes, and its
+        // slices still open end at the final flush.
+        if current_tid() == std::process::id() {
+            return;
+        }
         let _ = LOCAL.try_with(|local| {
             // `busy` stays set: what the thread records from now on (in
             // other thread-locals' destructors) is dropped and counted.

@@ -622,6 +622,25 @@ fn events_after_the_final_flush_are_dropped_and_counted_without_crashing() {
 }
 
 #[test]
+fn events_of_exit_handlers_registered_after_the_first_event_are_in_the_trace() {
+    for mode in ["return", "exit"] {
+        let (dir, run) = build_and_run(
+            &format!("exit-handlers-{mode}"),
+            "exit_handlers_after_the_first_event",
+            Link::Static,
+            &[mode],
+        );
+        assert!(run.output.status.success(), "{mode}: stderr: {}", run.stderr());
+        assert!(!run.stderr().contains("not in the trace"), "{mode}: {}", run.stderr());
+        let events = run.trace_events();
+        let finalize = events.iter().filter(|e| e["name"] == "finalize").count();
+        assert_eq!(finalize, 6, "{mode}: the handler's three calls");
+        assert_eq!(check_stacks(&events)[&u64::from(run.pid)], (8, 0), "{mode}");
+        fs::remove_dir_all(dir).ok();
+    }
+}
+
+#[test]
 fn forked_child_writes_its_own_trace_and_leaves_the_parent_trace_intact() {
     let (dir, run) = build_and_run("fork", "forked", Link::Static, &[]);
     assert!(run.output.status.success(), "stderr: {}", run.stderr());
