@@ -409,12 +409,19 @@ const IDLE_CHECK_MS: libc::c_int = 200;
 /// (registered by [`spawn_service`]). A main thread that called
 /// `pthread_exit` stays listed as a zombie task until the process ends, so
 /// tasks are judged by their state, not counted.
+///
+/// The program may close or replace any descriptor meanwhile (a daemon's
+/// `close_range`): the listing and each `stat` are read through a
+/// descriptor moved to a high number and checked to be still ours, never
+/// closed unless it is, and anything that cannot be read counts as a
+/// thread of the program still running. Ending the process on a failed
+/// read would end a program that is not done.
 fn only_thread_left() -> bool {
     // Reading the task list allocates and frees: not while a fork is under
     // way (see `crate::buffer::service_quiet`). Declared first, released
     // after every other local here is freed.
     let _quiet = crate::buffer::service_quiet();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+    let Some(listing) = read_kept(c"/proc/self/task", true).and_then(|d| task_ids(&d)) else {
         return false;
     };
     let service: Vec<u32> = SERVICE_TIDS
@@ -422,14 +429,21 @@ fn only_thread_left() -> bool {
         .map(|t| t.load(Ordering::Relaxed))
         .filter(|&t| t != 0)
         .collect();
-    for task in tasks.flatten() {
-        let tid: Option<u32> = task.file_name().to_str().and_then(|t| t.parse().ok());
-        if tid.is_some_and(|t| service.contains(&t)) {
+    for tid in listing {
+        if service.contains(&tid) {
             continue;
         }
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
-            continue; // ended meanwhile
+        let path = std::ffi::CString::new(format!("/proc/self/task/{tid}/stat"))
+            .expect("digits hold no NUL");
+        let stat = match read_kept(&path, false) {
+            Some(stat) => stat,
+            // Ended meanwhile: its directory is gone.
+            None if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) => {
+                continue
+            }
+            _ => return false,
         };
+        let stat = String::from_utf8_lossy(&stat);
         // The state follows the command name, which is in parentheses and
         // may contain spaces and parentheses.
         let state = stat
@@ -440,6 +454,85 @@ fn only_thread_left() -> bool {
         }
     }
     true
+}
+
+/// Reads `path` (a directory's `getdents64` records when `dir`, else a
+/// small file) through a descriptor of its own at a high number, checked
+/// before each read; `None` on any failure (`errno` says which), and when
+/// the program closed or replaced the descriptor meanwhile.
+fn read_kept(path: &std::ffi::CStr, dir: bool) -> Option<Vec<u8>> {
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC | if dir { libc::O_DIRECTORY } else { 0 };
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr(), flags) };
+    if fd < 0 {
+        return None;
+    }
+    let fd = crate::fd::move_high(fd);
+    let Some(id) = crate::fd::identity(fd) else {
+        // SAFETY: opened just above; nobody else has its number yet.
+        unsafe { libc::close(fd) };
+        // SAFETY: this thread's errno, for the caller.
+        unsafe { *libc::__errno_location() = libc::EBADF };
+        return None;
+    };
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    let failed = loop {
+        if !crate::fd::is(fd, id) {
+            break Some(libc::EBADF);
+        }
+        // SAFETY: a descriptor checked ours, a buffer of `buf.len()` bytes.
+        let n = unsafe {
+            if dir {
+                libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) as isize
+            } else {
+                libc::read(fd, buf.as_mut_ptr().cast(), buf.len())
+            }
+        };
+        if n < 0 {
+            break Some(
+                std::io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO),
+            );
+        }
+        if n == 0 {
+            break None;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+        if out.len() > 16 << 20 {
+            break Some(libc::EFBIG);
+        }
+    };
+    crate::fd::close_if(fd, id);
+    if let Some(errno) = failed {
+        // SAFETY: this thread's errno, for the caller.
+        unsafe { *libc::__errno_location() = errno };
+        return None;
+    }
+    Some(out)
+}
+
+/// The entries named by numbers among `getdents64` records; `None` when
+/// they are malformed.
+fn task_ids(records: &[u8]) -> Option<Vec<u32>> {
+    // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1),
+    // then the NUL-terminated name.
+    let mut tids = Vec::new();
+    let mut at = 0;
+    while at + 19 <= records.len() {
+        let reclen = usize::from(u16::from_ne_bytes([records[at + 16], records[at + 17]]));
+        if reclen < 19 || at + reclen > records.len() {
+            return None;
+        }
+        let name = &records[at + 19..at + reclen];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        if let Some(tid) = std::str::from_utf8(name).ok().and_then(|t| t.parse().ok()) {
+            tids.push(tid);
+        }
+        at += reclen;
+    }
+    Some(tids)
 }
 
 /// Only async-signal-safe calls here: getpid, fstat, write, poll, read,

@@ -630,14 +630,41 @@ fn events_of_exit_handlers_registered_after_the_first_event_are_in_the_trace() {
             Link::Static,
             &[mode],
         );
-        assert!(run.output.status.success(), "{mode}: stderr: {}", run.stderr());
-        assert!(!run.stderr().contains("not in the trace"), "{mode}: {}", run.stderr());
+        assert!(
+            run.output.status.success(),
+            "{mode}: stderr: {}",
+            run.stderr()
+        );
+        assert!(
+            !run.stderr().contains("not in the trace"),
+            "{mode}: {}",
+            run.stderr()
+        );
         let events = run.trace_events();
         let finalize = events.iter().filter(|e| e["name"] == "finalize").count();
         assert_eq!(finalize, 6, "{mode}: the handler's three calls");
         assert_eq!(check_stacks(&events)[&u64::from(run.pid)], (8, 0), "{mode}");
         fs::remove_dir_all(dir).ok();
     }
+}
+
+#[test]
+fn a_program_closing_descriptors_in_a_loop_is_never_ended_early() {
+    let (dir, run) = build_and_run(
+        "close-loop",
+        "closes_descriptors_while_it_runs",
+        Link::Static,
+        &["2.5"],
+    );
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    assert!(
+        stdout.contains("loop finished"),
+        "ended before its loop did; stdout: {stdout}; stderr: {}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
+    fs::remove_dir_all(dir).ok();
 }
 
 #[test]
