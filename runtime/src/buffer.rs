@@ -434,6 +434,48 @@ struct Local {
     /// [`record`]). Only this thread changes it; a signal handler on this
     /// thread that records leaves it as it found it.
     gate: Cell<u8>,
+    /// The stack pointer of the store that set [`PUSHING`]: set before the
+    /// flag, and put back as it was after the flag is cleared (so that a
+    /// signal handler that stores between the two, finding the flag clear,
+    /// leaves the value of the store it interrupted). A store that finds
+    /// the flag set from a frame no deeper than this is not inside a signal
+    /// handler that interrupted that store, which was left for good (the
+    /// handler jumped out with `siglongjmp`). See [`Local::push`].
+    push_sp: Cell<usize>,
+}
+
+/// Less than the stack a signal handler's frame takes below the frame it
+/// interrupts (the kernel's signal frame alone: over 1 KiB on x86-64 with
+/// its vector registers, over 4 KiB on AArch64), more than the runtime's
+/// own frames between an entry point and [`Local::push`].
+const SIGNAL_FRAME_MIN: usize = 1024;
+
+/// The stack pointer, or near it.
+#[inline(always)]
+fn stack_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register.
+        unsafe {
+            std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags))
+        };
+        sp
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register.
+        unsafe {
+            std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
+        };
+        sp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let here = 0u8;
+        std::ptr::addr_of!(here) as usize
+    }
 }
 
 impl Local {
@@ -493,10 +535,18 @@ impl Local {
         kind: Kind,
         stamp: impl FnOnce() -> (u64, Option<RawEvent>),
     ) -> Result<(), (u64, Option<RawEvent>)> {
-        if self.gate.get() & PUSHING != 0 {
+        let sp = stack_pointer();
+        if self.gate.get() & PUSHING != 0 && sp + SIGNAL_FRAME_MIN <= self.push_sp.get() {
+            // Inside a signal handler that interrupted a store of this
+            // thread (a frame at least a signal frame below it).
             drop_events(1);
             return Ok(());
         }
+        // Otherwise the store that set it was left for good: a handler
+        // that interrupted it jumped out (`siglongjmp`) and never returned
+        // to it; events go on from here.
+        let outer_sp = self.push_sp.replace(sp);
+        compiler_fence(Ordering::SeqCst);
         self.set_pushing(true);
         compiler_fence(Ordering::SeqCst);
         let (ts, payload) = stamp();
@@ -510,6 +560,8 @@ impl Local {
         }
         compiler_fence(Ordering::SeqCst);
         self.set_pushing(false);
+        compiler_fence(Ordering::SeqCst);
+        self.push_sp.set(outer_sp);
         Ok(())
     }
 }
@@ -522,6 +574,7 @@ thread_local! {
             buf: Cell::new(ptr::null_mut()),
             busy: Cell::new(false),
             gate: Cell::new(NO_BUFFER | NOT_PLAIN_TSC),
+            push_sp: Cell::new(0),
         }
     };
 }
@@ -1559,8 +1612,8 @@ fn finish_before(deadline: Option<Instant>) {
     let Some(rt) = RUNTIME.get() else { return };
     // Events recorded by this thread while it holds the locks below must
     // not try to take them again.
-    let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
     let masked = signals::Masked::all();
+    let was_busy = LOCAL.try_with(|l| l.busy.replace(true)).ok();
     // The writer stops at its next chunk, and the queue stops growing but
     // for one chunk per thread.
     {
@@ -1583,10 +1636,10 @@ fn finish_before(deadline: Option<Instant>) {
     // had it failed), dropping and counting what they record from now on.
     rt.registry().finished = true;
     rt.drained.notify_all();
-    drop(masked);
     if let Some(was_busy) = was_busy {
         let _ = LOCAL.try_with(|l| l.busy.set(was_busy));
     }
+    drop(masked);
 }
 
 fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
@@ -2128,6 +2181,10 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
         drop_events(1);
         return;
     }
+    // Signals are blocked before `busy` is set and after it is cleared: a
+    // handler that leaves by `siglongjmp` can never leave it set, which
+    // would drop every later event of the thread.
+    let masked = signals::Masked::all();
     // `busy` now keeps a signal handler on this thread out, in place of the
     // `PUSHING` a full chunk left set (see `Local::push`).
     let was_busy = local.busy.replace(true);
@@ -2137,7 +2194,6 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
         drop_events(1);
         return;
     }
-    let masked = signals::Masked::all();
     let stored = catch_unwind(AssertUnwindSafe(|| {
         let rt = Runtime::get();
         if !ENABLED.load(Ordering::Relaxed) {
@@ -2184,8 +2240,9 @@ fn record_slow(local: &Local, site: *const Site, kind: Kind, stamp: Option<u64>,
     if !matches!(stored, Ok(Some(()))) {
         drop_events(1);
     }
-    drop(masked);
     local.busy.set(false);
+    compiler_fence(Ordering::SeqCst);
+    drop(masked);
 }
 
 /// Records one event. Its timestamp is taken inside the hot path's guard
@@ -2214,10 +2271,12 @@ fn record<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         return;
     }
     // As `Local::push` does it.
+    let outer_sp = local.push_sp.replace(stack_pointer());
+    compiler_fence(Ordering::SeqCst);
     local.gate.set(PUSHING);
     compiler_fence(Ordering::SeqCst);
     let ts = clock::rdtsc();
-    store_plain::<STAMP_FIRST>(local, site, kind, ts, 0);
+    store_plain::<STAMP_FIRST>(local, site, kind, ts, 0, outer_sp);
 }
 
 /// [`record`] before the thread's first event, with tracing off, with
@@ -2253,10 +2312,12 @@ fn record_plain<const STAMP_FIRST: bool>(site: *const Site, kind: Kind) {
         return;
     }
     // As `Local::push` does it.
+    let outer_sp = local.push_sp.replace(stack_pointer());
+    compiler_fence(Ordering::SeqCst);
     local.gate.set(gate | PUSHING);
     compiler_fence(Ordering::SeqCst);
     let ts = clock::stamp();
-    store_plain::<STAMP_FIRST>(local, site, kind, ts, gate);
+    store_plain::<STAMP_FIRST>(local, site, kind, ts, gate, outer_sp);
 }
 
 /// Stores the event at `site` stamped `ts` in this thread's buffer, which
@@ -2270,12 +2331,15 @@ fn store_plain<const STAMP_FIRST: bool>(
     kind: Kind,
     ts: u64,
     gate: u8,
+    outer_sp: usize,
 ) {
     // SAFETY: the gate said the thread has a buffer, and a buffer is freed
     // only by this thread's `LocalGuard` destructor.
     if unsafe { &*local.buf.get() }.push(RawEvent::new(ts, site, kind)) {
         compiler_fence(Ordering::SeqCst);
         local.gate.set(gate);
+        compiler_fence(Ordering::SeqCst);
+        local.push_sp.set(outer_sp);
         return;
     }
     record_plain_full::<STAMP_FIRST>(local, site, kind, ts);
@@ -2443,10 +2507,15 @@ fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: i
         if stamp_first {
             // The process's first stamp reads the options to choose the
             // clock, which allocates: an event recorded meanwhile (a traced
-            // allocator) is dropped by the test above.
+            // allocator) is dropped by the test above. Signals are blocked
+            // meanwhile: a handler that leaves by `siglongjmp` would leave
+            // `busy` set, and the clock's choice half made.
+            let masked = signals::Masked::all();
             local.busy.set(true);
             let stamped = taken(stamp_with(None, extra));
             local.busy.set(false);
+            compiler_fence(Ordering::SeqCst);
+            drop(masked);
             stamped
         } else {
             (None, extra)
@@ -2464,8 +2533,9 @@ fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: i
     record_slow(local, site, kind, stamp, extra);
 }
 
-/// Counts an event whose site pointer could not be recorded.
+/// Counts an event whose site pointer could not be recorded (an atomic
+/// add: `errno` is not touched, and no guard of it may make the entry
+/// points that inline this keep a stack frame).
 pub fn reject_site() {
-    let _errno = crate::errno::Kept::now();
     drop_events(1);
 }

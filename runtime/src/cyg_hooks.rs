@@ -190,11 +190,14 @@ fn warn(message: &str) {
 #[inline(never)]
 fn site_of_cold(addr: usize) -> Option<*const Site> {
     let _errno = crate::errno::Kept::now();
+    // Signals blocked, as for a site's copy (see `site::own_cold`).
+    let masked = crate::signals::Masked::all();
     if RESOLVING.with(|r| r.replace(true)) {
         return None;
     }
     let result = std::panic::catch_unwind(|| resolve(addr)).unwrap_or(None);
     RESOLVING.with(|r| r.set(false));
+    drop(masked);
     result
 }
 

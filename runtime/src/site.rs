@@ -462,12 +462,17 @@ unsafe fn own_cold(site: NonNull<Site>, word: *const AtomicPtr<Site>) -> Option<
         // Its events are dropped: take no lock, allocate nothing.
         return Some(site);
     }
+    // Signals blocked: a handler that leaves by `siglongjmp` must not leave
+    // `COPYING` set (every later event of the site would be dropped) or the
+    // table's lock held (the next copy would wait for ever).
+    let masked = crate::signals::Masked::all();
     if COPYING.try_with(|copying| copying.replace(true)) != Ok(false) {
         return None;
     }
     // SAFETY: forwarded.
     let copy = unsafe { make_copy(site, word) };
     let _ = COPYING.try_with(|copying| copying.set(false));
+    drop(masked);
     copy
 }
 

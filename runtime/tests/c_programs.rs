@@ -649,6 +649,27 @@ fn events_of_exit_handlers_registered_after_the_first_event_are_in_the_trace() {
 }
 
 #[test]
+fn a_siglongjmp_out_of_a_handler_that_cut_a_store_short_loses_no_later_event() {
+    let (dir, run) = build_and_run(
+        "siglongjmp",
+        "siglongjmp_out_of_a_handler",
+        Link::Static,
+        &["20", "1000"],
+    );
+    assert!(run.output.status.success(), "stderr: {}", run.stderr());
+    assert_eq!(run.printed("rounds").as_deref(), Some("20"));
+    let events = run.trace_events();
+    let after = events.iter().filter(|e| e["name"] == "after").count();
+    assert_eq!(
+        after,
+        2000,
+        "the 1000 pairs after the jumps; stderr: {}",
+        run.stderr()
+    );
+    fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn a_program_closing_descriptors_in_a_loop_is_never_ended_early() {
     let (dir, run) = build_and_run(
         "close-loop",
