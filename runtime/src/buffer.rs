@@ -1044,18 +1044,48 @@ fn create_unique(path: &Path, pid: u32) -> std::io::Result<(File, PathBuf)> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "pfw"));
-            let other = path.with_file_name(format!("{stem}.{pid}.{ext}"));
-            let file = create(&other)?;
-            crate::shield::stderr_line(format_args!(
-                "perfflow: {} exists; this process ({pid}) writes {}",
-                path.display(),
-                other.display()
-            ));
-            Ok((file, other))
+            // `.<pid>.<ext>`, then `.<pid>.2.<ext>` and on: the same pid
+            // comes back (pid namespaces sharing a directory, an exec
+            // chain, pids reused in a long workflow).
+            let mut last = e;
+            for n in 1..=MAX_NAME_TRIES {
+                let other = if n == 1 {
+                    path.with_file_name(format!("{stem}.{pid}.{ext}"))
+                } else {
+                    path.with_file_name(format!("{stem}.{pid}.{n}.{ext}"))
+                };
+                match create(&other) {
+                    Ok(file) => {
+                        crate::shield::stderr_line(format_args!(
+                            "perfflow: {} exists; this process ({pid}) writes {}",
+                            path.display(),
+                            other.display()
+                        ));
+                        return Ok((file, other));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+                    Err(e) => {
+                        return Err(std::io::Error::new(
+                            e.kind(),
+                            format!("{}: {e}", other.display()),
+                        ))
+                    }
+                }
+            }
+            Err(std::io::Error::new(
+                last.kind(),
+                format!(
+                    "{} and {MAX_NAME_TRIES} names after it exist",
+                    path.display()
+                ),
+            ))
         }
         Err(e) => Err(e),
     }
 }
+
+/// Names [`create_unique`] tries after the trace's own.
+const MAX_NAME_TRIES: u32 = 1000;
 
 /// The process-wide runtime, created by the first event.
 struct Runtime {
@@ -2538,4 +2568,33 @@ fn record_extra<const STAMP_FIRST: bool>(site: *const Site, kind: Kind, extra: i
 /// points that inline this keep a stack frame).
 pub fn reject_site() {
     drop_events(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_trace_name_gives_the_next_free_one_for_the_same_pid() {
+        let dir = std::env::temp_dir().join(format!("perfflow-unique-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("perfflow.array.h.7.pfw");
+        let names: Vec<String> = (0..4)
+            .map(|_| {
+                let (_, made) = create_unique(&path, 7).expect("a free name");
+                made.file_name().unwrap().to_string_lossy().into_owned()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "perfflow.array.h.7.pfw",
+                "perfflow.array.h.7.7.pfw",
+                "perfflow.array.h.7.7.2.pfw",
+                "perfflow.array.h.7.7.3.pfw"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
