@@ -25,6 +25,7 @@ left by an exception still ends, and its end says ``"outcome":"raised"``
 (a generator or coroutine closed early) end it as a return.
 """
 
+import atexit
 import os
 import sys
 
@@ -112,6 +113,19 @@ def finish():
     are dropped. For processes that end with ``os._exit``: multiprocessing's
     forked workers are handled already."""
     _native.finish()
+
+
+# An uncaught KeyboardInterrupt (Ctrl-C) ends the interpreter by SIGINT, raised
+# again after the interpreter is finalized, which skips the C exit handler that
+# completes the trace. Python's exit handlers still run, and the exception is
+# in sys.last_value by then: only in that case is the trace completed here
+# (a program that embeds Python may record after finalizing it).
+def _finish_after_keyboard_interrupt():
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+        _native.finish()
+
+
+atexit.register(_finish_after_keyboard_interrupt)
 
 
 # A forked multiprocessing worker ends with os._exit, which skips the exit

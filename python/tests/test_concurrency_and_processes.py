@@ -1,6 +1,8 @@
 """Threads, thread pools and child processes: exact counts, every span
 closed on its own thread, and one trace file per process."""
 
+import signal
+
 from support import async_pairs, counts, read_trace
 from test_spans_of_python_code import nesting_is_balanced
 
@@ -124,3 +126,33 @@ def test_a_forkserver_child_that_imports_perfflow_itself_keeps_its_events(progra
     files = program.traces()
     assert len(files) == 1, files
     assert counts(read_trace(files[0])) == {("work", "B"): 1, ("work", "E"): 1}
+
+
+def test_an_uncaught_keyboard_interrupt_leaves_a_complete_trace(program):
+    # The interpreter ends by SIGINT, raised again after it is finalized.
+    done = program.run(
+        """
+        import os, signal, perfflow
+
+        @perfflow.trace
+        def inner(i):
+            return i
+
+        @perfflow.trace
+        def work():
+            for i in range(100):
+                inner(i)
+            os.kill(os.getpid(), signal.SIGINT)
+            while True:
+                pass
+
+        work()
+        """,
+        expect_rc=-signal.SIGINT,
+    )
+    assert "KeyboardInterrupt" in done.stderr
+    files = program.traces()
+    assert len(files) == 1, files
+    found = counts(read_trace(files[0]))
+    assert found[("inner", "B")] == 100 and found[("inner", "E")] == 100, found
+    assert found[("work", "B")] == 1, found
