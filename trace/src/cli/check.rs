@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeSet, BinaryHeap};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use perfflow_trace::{stream_trace, CheckOptions, Checker, Event, Phase};
+use perfflow_trace::{stream_trace, trace_files, CheckOptions, Checker, Event, Phase};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -29,7 +29,7 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 /// (M) events are never counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct Args {
-    /// Trace files to check
+    /// Trace files to check (a DIR stands for the perfflow.*.pfw and perfflow.*.pftrace files in it)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The file has exactly N events
@@ -168,8 +168,16 @@ pub fn run(command: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let options = CheckOptions {
         allow_truncated: command.allow_truncated,
     };
+    // A directory stands for the traces in it, as for every command.
+    let files = match trace_files(&command.files, Path::new("")) {
+        Ok(files) => files,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: check: {error}"));
+            return EXIT_FAILED;
+        }
+    };
     let mut status = EXIT_OK;
-    for file in &command.files {
+    for file in &files {
         let shown = file.display();
         let mut checker = Checker::new(options);
         let mut tally = Tally::default();

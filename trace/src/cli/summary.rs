@@ -1,9 +1,9 @@
 //! `perfflow-trace summary`: where the time went.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use perfflow_trace::{stream_trace, summarize_exactly, Summarizer, Summary};
+use perfflow_trace::{stream_trace, summarize_exactly, trace_files, Summarizer, Summary};
 
 use super::{say, EXIT_FAILED, EXIT_OK};
 
@@ -18,7 +18,8 @@ use super::{say, EXIT_FAILED, EXIT_OK};
 /// microseconds.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Args {
-    /// Trace files, summarised together
+    /// Trace files, summarised together (a DIR stands for the perfflow.*.pfw and
+    /// perfflow.*.pftrace files in it)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Print the summary as JSON, times in nanoseconds, with each name's
@@ -33,7 +34,15 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let files = &args.files;
+    // A directory stands for the traces in it, as for every command.
+    let files = match trace_files(&args.files, Path::new("")) {
+        Ok(files) => files,
+        Err(error) => {
+            say(err, format_args!("perfflow-trace: summary: {error}"));
+            return EXIT_FAILED;
+        }
+    };
+    let files = &files;
     let fresh = || {
         if args.json || args.csv {
             Summarizer::with_percentiles()
