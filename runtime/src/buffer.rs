@@ -1756,7 +1756,8 @@ fn finish_runtime(rt: &Runtime, deadline: Option<Instant>) {
         let lost = sink.events_lost();
         if lost > 0 {
             crate::shield::stderr_line(format_args!(
-                "perfflow: {lost} events were not written after the trace stopped"
+                "perfflow: {lost} events could not be written: recorded after the trace \
+                 stopped, cut off by a write that failed, or exits without a matching enter"
             ));
         }
     }
