@@ -835,8 +835,10 @@ impl Config {
                 return None;
             }
         }
-        match create_unique(&path, pid).and_then(|(file, path)| TraceFile::new(file, path)) {
-            Ok(mut file) => {
+        let created = create_unique(&path, pid)
+            .and_then(|(file, made)| TraceFile::new(file, made.clone()).map(|file| (file, made)));
+        match created {
+            Ok((mut file, made)) => {
                 file.limit(Limits {
                     max_size: self.options.max_trace_size,
                     min_free: self.options.min_free_space,
@@ -871,6 +873,13 @@ impl Config {
                 // The opening reaches the file now: a process killed at any
                 // later moment leaves a trace our tools read as cut short.
                 w.write_pending();
+                if w.has_failed() && std::fs::metadata(&made).is_ok_and(|m| m.len() == 0) {
+                    // Not a byte of the opening could be written (a full
+                    // disk, `min-free-space`): an empty file would only stop
+                    // the tools that read the run's directory. The writer
+                    // stays, failed, and counts the events as dropped.
+                    let _ = std::fs::remove_file(&made);
+                }
                 Some(w)
             }
             Err(e) => {
