@@ -154,6 +154,17 @@ if hasattr(os, "register_at_fork"):
 # A multiprocessing worker that imports perfflow itself, after its fork
 # (the fork server's children, when the server had not imported the main
 # module) or in a new interpreter (spawn), does so before its bootstrap,
-# which runs the after-fork hooks: the same hook completes its trace.
+# which runs the after-fork hooks: the same hook completes its trace. One
+# that imports it only once its bootstrap ran (inside the task it runs)
+# registers the finalizer at once: its current process is then the one
+# started, which has a parent.
+def _in_started_worker():
+    process = sys.modules.get("multiprocessing.process")
+    current = process.current_process() if process is not None else None
+    return getattr(current, "_parent_pid", None) is not None
+
+
 if "multiprocessing.util" in sys.modules:
+    if _in_started_worker():
+        _finish_in_worker(None)
     _before_fork()

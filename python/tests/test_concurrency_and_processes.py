@@ -156,3 +156,35 @@ def test_an_uncaught_keyboard_interrupt_leaves_a_complete_trace(program):
     found = counts(read_trace(files[0]))
     assert found[("inner", "B")] == 100 and found[("inner", "E")] == 100, found
     assert found[("work", "B")] == 1, found
+
+
+def test_workers_that_import_perfflow_inside_their_task_keep_their_events(program):
+    # The worker's bootstrap has run its after-fork hooks by the time the
+    # task imports perfflow; fork and forkserver workers end with os._exit.
+    program.run(
+        """
+        import sys, multiprocessing, concurrent.futures as cf
+
+        def work(i):
+            import perfflow
+
+            @perfflow.trace
+            def inner(x):
+                return x
+
+            return inner(i)
+
+        if __name__ == "__main__":
+            for method in ("fork", "forkserver", "spawn"):
+                context = multiprocessing.get_context(method)
+                with cf.ProcessPoolExecutor(2, mp_context=context) as pool:
+                    assert sorted(pool.map(work, range(20))) == list(range(20))
+        """
+    )
+    files = program.traces()
+    total = {}
+    for path in files:
+        for key, n in counts(read_trace(path)).items():
+            total[key] = total.get(key, 0) + n
+    name = "work.<locals>.inner"
+    assert total == {(name, "B"): 60, (name, "E"): 60}, (total, files)
