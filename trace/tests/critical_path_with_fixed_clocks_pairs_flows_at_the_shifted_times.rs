@@ -81,6 +81,19 @@ fn critical_path_with_fixed_clocks_pairs_flows_at_the_shifted_times() {
         let through_c = shown.contains("c_work");
         (first, through_b, through_c)
     };
+    // Without --fix-clocks the flow that arrives before it departs is said.
+    let unfixed = perfflow_trace(&["critical-path", path_str(&run)]);
+    assert!(
+        text(&unfixed.stderr).contains("note: 1 flow arrives before it departs"),
+        "{}",
+        text(&unfixed.stderr)
+    );
+    let fixed = perfflow_trace(&["critical-path", "--fix-clocks", path_str(&run)]);
+    assert!(
+        !text(&fixed.stderr).contains("arrive"),
+        "{}",
+        text(&fixed.stderr)
+    );
     let from_files = path_of(&["critical-path", "--fix-clocks", path_str(&run)]);
     assert!(from_files.1 && !from_files.2, "{from_files:?}");
     let merged = dir.join("merged.pfw");

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use perfflow_trace::{
-    is_pftrace_name, load, load_db, merge, same_file, trace_files, CompactPath, MergeOptions,
-    Workflow,
+    is_pftrace_name, load, load_db, merge, same_file, trace_files, CompactPath, LinkKind,
+    MergeOptions, Workflow,
 };
 
 use super::{say, EXIT_FAILED, EXIT_OK};
@@ -107,6 +107,32 @@ pub(super) fn note_truncated(err: &mut dyn Write, command: &str, workflow: &Work
     }
 }
 
+/// Says on `err` how many flows of the workflow arrive before they depart,
+/// on the path or not: their hosts' clocks disagree, and the walk may have
+/// left a flow it should have followed, as `merge` warns.
+fn note_backward_flows(err: &mut dyn Write, workflow: &Workflow) {
+    let backward = workflow
+        .links
+        .iter()
+        .filter(|link| matches!(link.kind, LinkKind::Flow { .. }) && link.to_ns < link.from_ns)
+        .count();
+    if backward > 0 {
+        say(
+            err,
+            format_args!(
+                "perfflow-trace: critical-path: note: {backward} flow{} arrive{} before {} \
+                 depart{}: the hosts' clocks disagree, and the path may miss {}; --fix-clocks \
+                 shifts the hosts to remove this",
+                if backward == 1 { "" } else { "s" },
+                if backward == 1 { "s" } else { "" },
+                if backward == 1 { "it" } else { "they" },
+                if backward == 1 { "s" } else { "" },
+                if backward == 1 { "it" } else { "them" },
+            ),
+        );
+    }
+}
+
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let fail = |err: &mut dyn Write, message: &dyn std::fmt::Display| {
         say(
@@ -121,6 +147,9 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Err(message) => return fail(err, &message),
     };
     note_truncated(err, "critical-path", &workflow);
+    if !args.fix_clocks {
+        note_backward_flows(err, &workflow);
+    }
     // Steps are made one at a time as they are printed, not held.
     let path = CompactPath::new(&workflow);
     if let Some(output) = &args.output {
