@@ -276,8 +276,9 @@ struct PerfettoEncoder {
     described: HashSet<u64>,
     /// Counter value tracks by (pid, counter, key).
     counters: HashMap<(i64, String, String), u64>,
-    /// Slices open on each thread track (`B`s not yet ended).
-    open_on_thread: HashMap<u64, u64>,
+    /// The names of the slices open on each thread track (`B`s not yet
+    /// ended), innermost last.
+    open_on_thread: HashMap<u64, Vec<Option<String>>>,
     /// Per async key, the begins written and not yet ended, and the ends
     /// waiting for their begin.
     open_async: HashMap<AsyncKey, Vec<OpenAsync>>,
@@ -531,13 +532,16 @@ impl PerfettoEncoder {
                 let track = self.thread_track(pid, tid, None, out)?;
                 match ph {
                     Phase::Begin => {
-                        *self.open_on_thread.entry(track).or_default() += 1;
+                        self.open_on_thread
+                            .entry(track)
+                            .or_default()
+                            .push(e.name.clone());
                         Ok(self.track_event(ts, named(TYPE_SLICE_BEGIN, track), out)?)
                     }
                     Phase::End => {
-                        match self.open_on_thread.get_mut(&track) {
-                            Some(open) if *open > 0 => *open -= 1,
-                            _ => {
+                        let open = self.open_on_thread.entry(track).or_default();
+                        match open.last() {
+                            None => {
                                 return Err(Encode::Unfit(Unfit {
                                     line: e.line,
                                     detail: format!(
@@ -546,6 +550,24 @@ impl PerfettoEncoder {
                                         e.label()
                                     ),
                                 }))
+                            }
+                            // A slice end in Perfetto ends the innermost
+                            // slice: an `E` named for an outer one would
+                            // end another slice than it does here.
+                            Some(Some(inner)) if e.name.as_ref().is_some_and(|n| n != inner) => {
+                                return Err(Encode::Unfit(Unfit {
+                                    line: e.line,
+                                    detail: format!(
+                                        "{} ends a slice on thread {tid} of process {pid} whose \
+                                         innermost open slice is B \"{inner}\", which a Perfetto \
+                                         slice end would end instead (`perfflow-trace check` says \
+                                         more)",
+                                        e.label()
+                                    ),
+                                }))
+                            }
+                            Some(_) => {
+                                open.pop();
                             }
                         }
                         Ok(self.track_event(ts, ending(track, true), out)?)
