@@ -18,6 +18,14 @@ grep -q "warning: perfflow: rules of $work/unmatched.filter that match no functi
   "$work/stderr.txt" || fail "no warning naming the rule that matches nothing"
 grep -q "checksum" "$work/stderr.txt" && fail "the rule that matched was reported"
 
+# A rule for every name matches nothing only in a file that defines no
+# function: nothing to warn about.
+printf 'extern int data;\nint data = 3;\n' >"$work/no_functions.c"
+printf 'include function *\n' >"$work/every.filter"
+PERFFLOW_WEAVE_FILTER="$work/every.filter" "$cxx" -x c -O2 -c -fpass-plugin="$plugin" "$work/no_functions.c" \
+  -o "$work/data.o" 2>"$work/stderr.txt" || fail "a file without functions should compile"
+grep -q "warning" "$work/stderr.txt" && fail "a rule for every name warned in a file without functions"
+
 printf 'include function checksum\ninclude function x @critical_path(flow=sideways)\n' >"$work/bad.filter"
 compile "$work/bad.filter" && fail "a bad filter file should fail the compilation"
 grep -q "$work/bad.filter:2: .*sideways" "$work/stderr.txt" || fail "no message naming the bad line"

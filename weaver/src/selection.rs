@@ -112,10 +112,18 @@ pub fn report_unmatched(module: &Module, filter: &Filter, path: &str, unmatched:
     if unmatched.is_empty() {
         return;
     }
+    // A rule written for every name (`*`) that matches nothing says only
+    // that the file defines nothing of its kind (a file of data or
+    // declarations): nothing to tell the user.
     let rules: Vec<String> = unmatched
         .iter()
-        .map(|&i| filter.rules[i].describe())
+        .map(|&i| &filter.rules[i])
+        .filter(|rule| rule.pattern != "*")
+        .map(|rule| rule.describe())
         .collect();
+    if rules.is_empty() {
+        return;
+    }
     eprintln!(
         "{}: warning: perfflow: rules of {path} that match no function of this file: {}",
         source_file(module),
