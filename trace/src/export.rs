@@ -29,6 +29,7 @@
 //! with dictionary encoding and page statistics, in row groups of at most
 //! [`perfflow_monitor::export::parquet::ROW_GROUP_ROWS`] rows.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -159,12 +160,27 @@ pub enum ExportError {
     },
     /// The Parquet writer failed on a file.
     Parquet { path: PathBuf, source: ParquetError },
+    /// Two inputs hold a run of one name: their rows would share its
+    /// partitions, with ids that collide.
+    SameRun {
+        run: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
 }
 
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExportError::Inputs(error) => write!(f, "{error}"),
+            ExportError::SameRun { run, first, second } => write!(
+                f,
+                "{} and {} both hold a run named {run}: their rows would share its partitions, \
+                 with ids that collide; expected runs of different names (`perfflow-trace db \
+                 --run NAME`)",
+                first.display(),
+                second.display()
+            ),
             ExportError::Import(error) => write!(f, "{error}"),
             ExportError::Database { path, source } => {
                 write!(
@@ -236,6 +252,40 @@ pub fn export(
             let run = options.run.as_deref().unwrap_or("run-1");
             import(&scratch, &files, run, &options.labels).map_err(ExportError::Import)?;
             sources.push(scratch.clone());
+        }
+        let mut runs: HashMap<String, &PathBuf> = HashMap::new();
+        for source in &sources {
+            let database = |error| ExportError::Database {
+                path: source.clone(),
+                source: error,
+            };
+            let conn = Connection::open_with_flags(source, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(database)?;
+            let names: Vec<String> = match conn.prepare("SELECT name FROM run") {
+                Ok(mut statement) => statement
+                    .query_map([], |row| row.get(0))
+                    .and_then(Iterator::collect)
+                    .map_err(database)?,
+                // A database without runs (no run table yet) has none.
+                Err(_) => Vec::new(),
+            };
+            for run in names {
+                if let Some(first) = runs.insert(run.clone(), source) {
+                    let shown = |path: &PathBuf| {
+                        if path == &scratch {
+                            // The traces given, imported here.
+                            PathBuf::from("the traces given")
+                        } else {
+                            path.clone()
+                        }
+                    };
+                    return Err(ExportError::SameRun {
+                        run,
+                        first: shown(first),
+                        second: shown(source),
+                    });
+                }
+            }
         }
         let mut totals: Vec<Exported> = Vec::new();
         for (part, source) in sources.iter().enumerate() {
