@@ -25,7 +25,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub(crate) use perfflow_monitor::fd::{identity, move_high, Identity};
+pub(crate) use perfflow_monitor::fd::{identity, move_high, open_high, Identity, Kept};
 
 /// True when `fd` still refers to the file `id`. Async-signal-safe.
 pub(crate) fn is(fd: libc::c_int, id: Identity) -> bool {

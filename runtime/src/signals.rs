@@ -421,7 +421,8 @@ fn only_thread_left() -> bool {
     // way (see `crate::buffer::service_quiet`). Declared first, released
     // after every other local here is freed.
     let _quiet = crate::buffer::service_quiet();
-    let Some(listing) = read_kept(c"/proc/self/task", true).and_then(|d| task_ids(&d)) else {
+    let listing = read_kept(std::path::Path::new("/proc/self/task"), true);
+    let Some(listing) = listing.ok().and_then(|records| task_ids(&records)) else {
         return false;
     };
     let service: Vec<u32> = SERVICE_TIDS
@@ -433,15 +434,11 @@ fn only_thread_left() -> bool {
         if service.contains(&tid) {
             continue;
         }
-        let path = std::ffi::CString::new(format!("/proc/self/task/{tid}/stat"))
-            .expect("digits hold no NUL");
-        let stat = match read_kept(&path, false) {
-            Some(stat) => stat,
+        let stat = match read_kept(format!("/proc/self/task/{tid}/stat").as_ref(), false) {
+            Ok(stat) => stat,
             // Ended meanwhile: its directory is gone.
-            None if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) => {
-                continue
-            }
-            _ => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return false,
         };
         let stat = String::from_utf8_lossy(&stat);
         // The state follows the command name, which is in parentheses and
@@ -457,60 +454,40 @@ fn only_thread_left() -> bool {
 }
 
 /// Reads `path` (a directory's `getdents64` records when `dir`, else a
-/// small file) through a descriptor of its own at a high number, checked
-/// before each read; `None` on any failure (`errno` says which), and when
-/// the program closed or replaced the descriptor meanwhile.
-fn read_kept(path: &std::ffi::CStr, dir: bool) -> Option<Vec<u8>> {
-    let flags = libc::O_RDONLY | libc::O_CLOEXEC | if dir { libc::O_DIRECTORY } else { 0 };
-    // SAFETY: a NUL-terminated path.
-    let fd = unsafe { libc::open(path.as_ptr(), flags) };
-    if fd < 0 {
-        return None;
-    }
-    let fd = crate::fd::move_high(fd);
-    let Some(id) = crate::fd::identity(fd) else {
-        // SAFETY: opened just above; nobody else has its number yet.
-        unsafe { libc::close(fd) };
-        // SAFETY: this thread's errno, for the caller.
-        unsafe { *libc::__errno_location() = libc::EBADF };
-        return None;
-    };
+/// small file) through a descriptor at a high number that is checked to be
+/// still ours before each read, and closed only if it is (see
+/// [`crate::fd`]); an error when the program closed or replaced it.
+fn read_kept(path: &std::path::Path, dir: bool) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let lost = || std::io::Error::from_raw_os_error(libc::EBADF);
+    let kept = crate::fd::Kept::new(crate::fd::open_high(path)?).ok_or_else(lost)?;
     let mut out = Vec::new();
     let mut buf = vec![0u8; 8192];
-    let failed = loop {
-        if !crate::fd::is(fd, id) {
-            break Some(libc::EBADF);
-        }
-        // SAFETY: a descriptor checked ours, a buffer of `buf.len()` bytes.
-        let n = unsafe {
-            if dir {
-                libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) as isize
-            } else {
-                libc::read(fd, buf.as_mut_ptr().cast(), buf.len())
-            }
+    loop {
+        let mut file = kept.get().ok_or_else(lost)?;
+        let n = if dir {
+            // SAFETY: a descriptor checked ours, a buffer of `buf.len()` bytes.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_getdents64,
+                    file.as_raw_fd(),
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                )
+            };
+            usize::try_from(n).map_err(|_| std::io::Error::last_os_error())?
+        } else {
+            file.read(&mut buf)?
         };
-        if n < 0 {
-            break Some(
-                std::io::Error::last_os_error()
-                    .raw_os_error()
-                    .unwrap_or(libc::EIO),
-            );
-        }
         if n == 0 {
-            break None;
+            return Ok(out);
         }
-        out.extend_from_slice(&buf[..n as usize]);
+        out.extend_from_slice(&buf[..n]);
         if out.len() > 16 << 20 {
-            break Some(libc::EFBIG);
+            return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
         }
-    };
-    crate::fd::close_if(fd, id);
-    if let Some(errno) = failed {
-        // SAFETY: this thread's errno, for the caller.
-        unsafe { *libc::__errno_location() = errno };
-        return None;
     }
-    Some(out)
 }
 
 /// The entries named by numbers among `getdents64` records; `None` when
